@@ -1,0 +1,194 @@
+"""What a developer configures about an ACP agent, whatever the framework.
+
+[`AgentOptions`][acpkit_core.config.AgentOptions] gathers it; both adapters' `create_acp_agent`
+take the same keywords and pass them here, so each option means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from acp.schema import ToolKind
+
+from .runner import CommandHandler
+
+if TYPE_CHECKING:
+    from .permissions import PermissionPolicy
+    from .store import SessionStore
+
+__all__ = [
+    "AgentOptions",
+    "BooleanOption",
+    "Command",
+    "ConfigOption",
+    "Mode",
+    "ModelOption",
+    "SelectOption",
+    "SelectValue",
+    "STANDARD_MODES",
+]
+
+READ_ONLY_KINDS: frozenset[ToolKind] = frozenset({"read", "search", "think", "fetch"})
+MUTATING_KINDS: frozenset[ToolKind] = frozenset({"edit", "delete", "move", "execute"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mode:
+    """A session mode: which tools the model may use and which need the user's permission."""
+
+    id: str
+    """Stable id (`readonly`)."""
+    name: str
+    """Name shown to the user."""
+    description: str | None = None
+    """One line shown to the user."""
+    allowed_kinds: frozenset[ToolKind] | None = None
+    """Tool kinds the model may see; `None` means all."""
+    ask_kinds: frozenset[ToolKind] = frozenset()
+    """Tool kinds that need the user's permission in this mode."""
+    plan_only: bool = False
+    """The model may plan but not run mutating tools."""
+
+    def allows(self, kind: ToolKind) -> bool:
+        """True when tools of this kind are visible in this mode."""
+        if self.plan_only and kind in MUTATING_KINDS:
+            return False
+        return self.allowed_kinds is None or kind in self.allowed_kinds
+
+    def asks(self, kind: ToolKind) -> bool:
+        """True when tools of this kind need permission in this mode."""
+        return kind in self.ask_kinds
+
+
+STANDARD_MODES: tuple[Mode, ...] = (
+    Mode(id="agentic", name="Agentic", description="Runs every tool without asking."),
+    Mode(
+        id="interactive",
+        name="Interactive",
+        description="Asks before editing, deleting, moving files or running commands.",
+        ask_kinds=MUTATING_KINDS,
+    ),
+    Mode(
+        id="readonly",
+        name="Read-only",
+        description="Only tools that read, search, fetch or think.",
+        allowed_kinds=READ_ONLY_KINDS,
+    ),
+    Mode(
+        id="planning",
+        name="Planning",
+        description="Writes a plan; runs no tool that changes anything.",
+        plan_only=True,
+    ),
+)
+"""The standard preset: `agentic`, `interactive`, `readonly`, `planning`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelOption:
+    """A model the developer offers in the `model` config option."""
+
+    id: str
+    """The framework's model name (`openai:gpt-5`, `test`)."""
+    name: str | None = None
+    """Name shown to the user (defaults to the id)."""
+    description: str | None = None
+    """One line shown to the user."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SelectValue:
+    """One value of a select config option."""
+
+    value: str
+    """The value's id."""
+    name: str
+    """Name shown to the user."""
+    description: str | None = None
+    """One line shown to the user."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SelectOption:
+    """A config option with a list of values."""
+
+    id: str
+    """Option id."""
+    name: str
+    """Name shown to the user."""
+    values: Sequence[SelectValue]
+    """The values to choose from."""
+    default: str
+    """The initial value."""
+    description: str | None = None
+    """One line shown to the user."""
+    category: Literal["mode", "model", "model_config", "thought_level"] | None = None
+    """Semantic category (UX only)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BooleanOption:
+    """An on/off config option, shown only to clients that advertised boolean options."""
+
+    id: str
+    """Option id."""
+    name: str
+    """Name shown to the user."""
+    default: bool = False
+    """The initial value."""
+    description: str | None = None
+    """One line shown to the user."""
+
+
+ConfigOption = SelectOption | BooleanOption
+"""A custom config option."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Command:
+    """A slash command the runner or developer registers (`/name args`)."""
+
+    name: str
+    """Name without the slash."""
+    description: str
+    """Shown in the client's command list."""
+    handler: CommandHandler
+    """Runs the command with the turn and the text after the name."""
+    hint: str | None = None
+    """Hint for the unstructured input, shown by the client."""
+
+
+@dataclass(kw_only=True)
+class AgentOptions:
+    """Everything about an ACP agent that is not the framework's own agent."""
+
+    name: str = "acpkit-agent"
+    """`agentInfo.name`."""
+    title: str | None = None
+    """`agentInfo.title`."""
+    version: str = "0.1.0"
+    """`agentInfo.version`."""
+    store: SessionStore | str | None = None
+    """A store, a SQLite file path, `"memory"`, or `None` for the default SQLite file in the state directory."""
+    modes: Sequence[Mode] | None = None
+    """Modes offered; `None` for none. Pass `STANDARD_MODES` for the standard preset."""
+    default_mode: str | None = None
+    """Initial mode id (defaults to the first mode)."""
+    models: Sequence[ModelOption] = ()
+    """Models offered through the `model` config option."""
+    default_model: str | None = None
+    """Initial model id (defaults to the first model)."""
+    config_options: Sequence[ConfigOption] = ()
+    """Custom config options."""
+    commands: Sequence[Command] = ()
+    """Custom slash commands."""
+    permission_policy: PermissionPolicy | None = None
+    """Which tools need the user's permission (besides what the mode and the framework ask)."""
+    tool_kinds: Mapping[str, ToolKind] = field(default_factory=dict[str, ToolKind])
+    """Per-tool overrides of the tool-kind classifier."""
+    coalesce_ms: float = 0.0
+    """Merge text/thought deltas arriving within this window into one chunk (0: off)."""
+    allowed_paths: Sequence[str] = ()
+    """Directories besides each session's cwd that client file and terminal access may touch."""

@@ -1,0 +1,97 @@
+"""Errors raised by ACP Kit.
+
+```
+AcpKitError                 base of everything ACP Kit raises on purpose
+├── PromptError             a client sent a prompt we cannot accept (block index, type, field, reason)
+├── UserError               the developer embedding ACP Kit misused it (says what to change)
+├── SessionNotFoundError    a request named a session id that does not exist (-32002)
+├── SessionBusyError        a prompt arrived while the session was still running a turn
+├── HostError               the client's fs/terminal cannot serve the request
+│   ├── HostUnavailableError    the client did not advertise the capability
+│   └── PathPolicyError         the path lies outside the session's allowed directories
+└── ConfigError             an unknown mode, config option or value (-32602)
+```
+
+Only the server boundary turns these into `acp.RequestError` codes.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AcpKitError",
+    "ConfigError",
+    "HostError",
+    "HostUnavailableError",
+    "PathPolicyError",
+    "PromptError",
+    "SessionBusyError",
+    "SessionNotFoundError",
+    "UserError",
+]
+
+
+class AcpKitError(Exception):
+    """Base class of every error ACP Kit raises on purpose."""
+
+
+class PromptError(AcpKitError, ValueError):
+    """A prompt from the client is malformed.
+
+    The message names the block, its type, the field and the reason, for example
+    `prompt[2] (image): data is not valid base64 (at character 17)`.
+    """
+
+    def __init__(self, reason: str, *, index: int | None = None, block_type: str | None = None, field: str | None = None):
+        self.reason = reason
+        """Why the block was refused."""
+        self.index = index
+        """Index of the offending block in the prompt, or `None` when the prompt itself is wrong."""
+        self.block_type = block_type
+        """The block's `type`, when it could be read."""
+        self.field = field
+        """The field of the block that is wrong, when one is."""
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = "prompt" if self.index is None else f"prompt[{self.index}]"
+        if self.block_type:
+            where += f" ({self.block_type})"
+        if self.field:
+            return f"{where}: {self.field}: {self.reason}"
+        return f"{where}: {self.reason}"
+
+
+class UserError(AcpKitError):
+    """The developer embedding ACP Kit used it wrongly; the message says what to change."""
+
+
+class SessionNotFoundError(AcpKitError, KeyError):
+    """No session with this id exists in the store."""
+
+    def __init__(self, session_id: str):
+        self.session_id = session_id
+        """The id that was asked for."""
+        super().__init__(f"session not found: {session_id!r}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class SessionBusyError(AcpKitError):
+    """A prompt arrived while the session was still running another turn."""
+
+
+class HostError(AcpKitError):
+    """The client's file system or terminal could not serve a request."""
+
+
+class HostUnavailableError(HostError):
+    """The client did not advertise the capability (for example `fs.readTextFile`)."""
+
+
+class PathPolicyError(HostError):
+    """A path lies outside the directories the session may touch."""
+
+
+class ConfigError(AcpKitError, ValueError):
+    """An unknown mode, config option or option value."""

@@ -1,0 +1,403 @@
+"""The contract between the ACP server in `acpkit_core` and a framework adapter.
+
+An adapter implements [`Runner`][acpkit_core.runner.Runner]: one `run_turn` call per
+`session/prompt`. The server hands it a [`Turn`][acpkit_core.runner.Turn], which carries the
+session, the parsed prompt, an [`Emitter`][acpkit_core.runner.Emitter] for updates, permissions,
+the client's files and terminal, and cancellation. Everything that is ACP but not framework
+specific (sessions, transcript and replay, modes, config options, commands, the stop-reason
+invariants) is done by the server, once, for every runner.
+
+Optional hooks ([`SessionHooks`][acpkit_core.runner.SessionHooks],
+[`ToolLister`][acpkit_core.runner.ToolLister]) let a runner start per-session resources (MCP
+connections) and list its tools for `/tools`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    StopReason,
+    TerminalToolCallContent,
+    ToolCallStatus,
+    ToolKind,
+)
+
+from .ir import Prompt
+
+if TYPE_CHECKING:
+    from .host import ClientHost
+
+__all__ = [
+    "ClientInfo",
+    "Emitter",
+    "HttpMcpServer",
+    "McpServer",
+    "PermissionDecision",
+    "PlanItem",
+    "Runner",
+    "Session",
+    "SessionHooks",
+    "SseMcpServer",
+    "StdioMcpServer",
+    "StopReason",
+    "ToolCallContent",
+    "ToolCallStatus",
+    "ToolInfo",
+    "ToolKind",
+    "ToolLister",
+    "Turn",
+    "TurnUsage",
+]
+
+ToolCallContent: TypeAlias = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+"""Content of a tool call on the wire: text/content, a diff, or a terminal reference."""
+
+
+# --- MCP server descriptions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StdioMcpServer:
+    """An MCP server the client asked the agent to start as a subprocess."""
+
+    name: str
+    """Human-readable name."""
+    command: str
+    """Executable (absolute path, as sent by the client)."""
+    args: tuple[str, ...] = ()
+    """Command-line arguments."""
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Environment variables to set for the process."""
+    transport: Literal["stdio"] = "stdio"
+    """Discriminator."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpMcpServer:
+    """An MCP server reachable over streamable HTTP."""
+
+    name: str
+    """Human-readable name."""
+    url: str
+    """Endpoint URL."""
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    """HTTP headers to send."""
+    transport: Literal["http"] = "http"
+    """Discriminator."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SseMcpServer:
+    """An MCP server reachable over server-sent events."""
+
+    name: str
+    """Human-readable name."""
+    url: str
+    """Endpoint URL."""
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    """HTTP headers to send."""
+    transport: Literal["sse"] = "sse"
+    """Discriminator."""
+
+
+McpServer: TypeAlias = StdioMcpServer | HttpMcpServer | SseMcpServer
+"""An MCP server description from `session/new`."""
+
+
+# --- Session -----------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class Session:
+    """One ACP session as the runner sees it.
+
+    The server owns it and persists it after every turn; a runner reads it and keeps its own
+    framework history in [`state`][acpkit_core.runner.Session.state].
+    """
+
+    id: str
+    """The ACP session id."""
+    cwd: str
+    """Absolute working directory the client gave."""
+    mcp_servers: tuple[McpServer, ...] = ()
+    """MCP servers the client asked the agent to connect to."""
+    additional_directories: tuple[str, ...] = ()
+    """Directories besides `cwd` the session may touch."""
+    mode_id: str | None = None
+    """The current mode's id, when the agent offers modes."""
+    config: dict[str, str | bool] = field(default_factory=dict[str, str | bool])
+    """Current values of the session's config options (`model`, `mode`, custom ones)."""
+    state: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Adapter-owned JSON state, persisted with the session (for example the message history)."""
+    title: str | None = None
+    """Title shown in session lists, derived from the first prompt unless set."""
+    created_at: str = ""
+    """ISO 8601 creation time (UTC)."""
+    updated_at: str = ""
+    """ISO 8601 time of the last change (UTC)."""
+    parent_id: str | None = None
+    """The session this one was forked from, if any."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientInfo:
+    """What the client advertised in `initialize`."""
+
+    name: str | None = None
+    """The client's `clientInfo.name`, when sent."""
+    read_text_file: bool = False
+    """The client serves `fs/read_text_file`."""
+    write_text_file: bool = False
+    """The client serves `fs/write_text_file`."""
+    terminal: bool = False
+    """The client serves the `terminal/*` methods."""
+    boolean_config_options: bool = False
+    """The client can show boolean config options."""
+
+
+# --- Values the runner hands the emitter ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanItem:
+    """One entry of a plan (the emitter always sends the complete list)."""
+
+    content: str
+    """What the step is."""
+    status: PlanEntryStatus = "pending"
+    """`pending`, `in_progress` or `completed`."""
+    priority: PlanEntryPriority = "medium"
+    """`high`, `medium` or `low`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnUsage:
+    """Token usage of one model response (the emitter adds them up per turn and per session)."""
+
+    input_tokens: int = 0
+    """Input tokens."""
+    output_tokens: int = 0
+    """Output tokens."""
+    thought_tokens: int | None = None
+    """Reasoning tokens, when the framework reports them."""
+    cached_read_tokens: int | None = None
+    """Cache read tokens, when reported."""
+    cached_write_tokens: int | None = None
+    """Cache write tokens, when reported."""
+    context_size: int | None = None
+    """The model's context window in tokens, when known (sent as `size` of `usage_update`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionDecision:
+    """The client's answer to a permission request."""
+
+    outcome: Literal["allow", "reject", "cancelled"]
+    """`allow`, `reject`, or `cancelled` (the prompt was cancelled while asking)."""
+    always: bool = False
+    """The user chose an `*_always` option; the server remembers it for this session and tool."""
+    option_id: str | None = None
+    """The option the client selected, if any."""
+
+    @property
+    def allowed(self) -> bool:
+        """True when the tool may run."""
+        return self.outcome == "allow"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolInfo:
+    """A tool as listed by `/tools`."""
+
+    name: str
+    """Tool name."""
+    description: str = ""
+    """One-line description."""
+    kind: ToolKind = "other"
+    """ACP tool kind."""
+
+
+# --- Protocols ---------------------------------------------------------------------------------
+
+
+class Emitter(Protocol):
+    """Sends `session/update` notifications for the current turn and records them in the transcript.
+
+    Text and thought chunks carry a stable `messageId` per message; call
+    [`new_message`][acpkit_core.runner.Emitter.new_message] when the framework starts a new one.
+    """
+
+    def new_message(self) -> None:
+        """Start a new agent message: the next chunks carry a fresh `messageId`."""
+        ...
+
+    async def text(self, delta: str) -> None:
+        """Stream a piece of the agent's answer (`agent_message_chunk`)."""
+        ...
+
+    async def thought(self, delta: str) -> None:
+        """Stream a piece of the agent's reasoning (`agent_thought_chunk`)."""
+        ...
+
+    async def tool_call(
+        self,
+        tool_call_id: str,
+        *,
+        title: str,
+        kind: ToolKind = "other",
+        status: ToolCallStatus = "pending",
+        raw_input: Any = None,
+        locations: Sequence[tuple[str, int | None]] = (),
+        content: Sequence[ToolCallContent] = (),
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Announce a tool call (`tool_call`). Locations are `(absolute path, 1-based line or None)`."""
+        ...
+
+    async def tool_call_update(
+        self,
+        tool_call_id: str,
+        *,
+        status: ToolCallStatus | None = None,
+        title: str | None = None,
+        kind: ToolKind | None = None,
+        raw_input: Any = None,
+        raw_output: Any = None,
+        locations: Sequence[tuple[str, int | None]] | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Update a tool call (`tool_call_update`); only the fields given are sent."""
+        ...
+
+    async def plan(self, items: Sequence[PlanItem]) -> None:
+        """Send the complete plan (`plan`). An identical plan sent twice in a row is sent once."""
+        ...
+
+    async def usage(self, usage: TurnUsage) -> None:
+        """Record one model response's usage and send `usage_update`."""
+        ...
+
+
+class Turn(Protocol):
+    """Everything a runner gets for one `session/prompt`."""
+
+    @property
+    def session(self) -> Session:
+        """The session; `session.state` is persisted after the turn."""
+        ...
+
+    @property
+    def prompt(self) -> Prompt:
+        """The parsed prompt."""
+        ...
+
+    @property
+    def emit(self) -> Emitter:
+        """The update emitter."""
+        ...
+
+    @property
+    def client(self) -> ClientInfo:
+        """What the client advertised."""
+        ...
+
+    @property
+    def host(self) -> ClientHost:
+        """The client's files and terminal (methods raise `HostUnavailableError` if not advertised)."""
+        ...
+
+    @property
+    def model_id(self) -> str | None:
+        """The model chosen for this session through the `model` config option, if models are offered."""
+        ...
+
+    @property
+    def cancelled(self) -> bool:
+        """True once `session/cancel` (or `session/close`) arrived for this turn."""
+        ...
+
+    async def wait_cancelled(self) -> None:
+        """Return when the turn is cancelled (for racing against a framework call)."""
+        ...
+
+    def classify_tool(self, name: str, args: Mapping[str, Any] | None = None) -> ToolKind:
+        """The ACP tool kind of a tool, with the developer's per-tool overrides applied."""
+        ...
+
+    def tool_locations(self, args: Mapping[str, Any] | None) -> list[tuple[str, int | None]]:
+        """Locations `(absolute path, line)` from path-like arguments, resolved against `cwd`."""
+        ...
+
+    def tool_allowed(self, name: str, kind: ToolKind) -> bool:
+        """False when the current mode hides this tool (for example `readonly` and an `edit` tool)."""
+        ...
+
+    def needs_permission(self, name: str, kind: ToolKind) -> bool:
+        """True when the policy or the mode says to ask before running this tool (and no `always` answer covers it)."""
+        ...
+
+    async def request_permission(
+        self,
+        tool_call_id: str,
+        *,
+        tool_name: str,
+        title: str,
+        kind: ToolKind = "other",
+        raw_input: Any = None,
+    ) -> PermissionDecision:
+        """Ask the client (`session/request_permission`) with the tool call's own id.
+
+        An `always` answer is remembered per session and tool. A `cancelled` outcome marks the turn cancelled.
+        """
+        ...
+
+    @property
+    def plan_only(self) -> bool:
+        """True when the current mode lets the model plan but not run mutating tools."""
+        ...
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """What an adapter implements: run one turn and say why it stopped."""
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        """Run the framework on `turn.prompt`, stream updates through `turn.emit`, and return the stop reason.
+
+        Return `cancelled` (or just return; the server knows) when `turn.cancelled` became true.
+        """
+        ...
+
+
+@runtime_checkable
+class SessionHooks(Protocol):
+    """Optional: per-session resources (for example MCP connections)."""
+
+    async def open_session(self, session: Session) -> None:
+        """Called when a session is created, loaded, resumed or forked in this process."""
+        ...
+
+    async def close_session(self, session: Session) -> None:
+        """Called when a session is closed or the connection ends."""
+        ...
+
+
+@runtime_checkable
+class ToolLister(Protocol):
+    """Optional: lets `/tools` list the agent's tools."""
+
+    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
+        """The tools the agent would offer the model in this session."""
+        ...
+
+
+CommandHandler: TypeAlias = Callable[[Turn, str], Awaitable[StopReason | None]]
+"""A slash-command handler: given the turn and the text after `/name `, returns a stop reason or `None` (`end_turn`)."""
