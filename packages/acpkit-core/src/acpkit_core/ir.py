@@ -152,6 +152,8 @@ class Link:
     """The block's `annotations`, as received."""
     meta: JsonObject | None = None
     """The block's `_meta`, as received."""
+    resource_meta: JsonObject | None = None
+    """When this link stands in for an embedded resource, the `_meta` of the inner resource."""
     note: str | None = None
     """Why this link stands in for content the client tried to embed, when it does."""
     kind: Literal["link"] = "link"

@@ -1,0 +1,36 @@
+"""The prompt: ACP content blocks -> IR, and the canonical text forms both adapters use."""
+
+from __future__ import annotations
+
+from .media import guess_media_type, is_textual
+from .parse import base64_problem, parse_block, parse_prompt
+from .text import (
+    binary_summary,
+    context_wrapper,
+    escape_attribute,
+    escape_context_text,
+    link_label,
+    link_text,
+    prompt_text,
+    relative_path,
+    resource_description,
+    uri_name,
+)
+
+__all__ = [
+    "base64_problem",
+    "binary_summary",
+    "context_wrapper",
+    "escape_attribute",
+    "escape_context_text",
+    "guess_media_type",
+    "is_textual",
+    "link_label",
+    "link_text",
+    "parse_block",
+    "parse_prompt",
+    "prompt_text",
+    "relative_path",
+    "resource_description",
+    "uri_name",
+]

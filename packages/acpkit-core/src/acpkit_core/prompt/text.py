@@ -1,0 +1,254 @@
+r"""The canonical text forms of prompt parts, shared by every adapter.
+
+Whichever framework runs the agent, a model sees the same words for the same attachment:
+
+- the **link label** `[@name](uri)` ([`link_label`][acpkit_core.prompt.text.link_label]);
+- the **context wrapper** around an embedded text resource
+  ([`context_wrapper`][acpkit_core.prompt.text.context_wrapper]):
+
+      [@notes.md](file:///home/user/project/notes.md)
+      <context ref="file:///home/user/project/notes.md">
+      # Notes
+      </context>
+
+- the **resource description** of a link ([`resource_description`][acpkit_core.prompt.text.resource_description])
+  and the **binary summary** of content that cannot be shown
+  ([`binary_summary`][acpkit_core.prompt.text.binary_summary]): the label, then `key: value` lines;
+- [`prompt_text`][acpkit_core.prompt.text.prompt_text]: a plain-text summary for titles and logs.
+
+Escaping (so that an attachment can neither close its wrapper nor break its attribute):
+
+- in the wrapper's body, every closing tag `</context` (any case, with or without whitespace
+  around the `/`, e.g. `< /CONTEXT`) gets a backslash before its slash: `<\/context`. Nothing
+  else in the text changes;
+- in the `ref` attribute, `&`, `<`, `>`, `"` and control characters are written as XML
+  character references (`&amp;`, `&lt;`, `&gt;`, `&quot;`, `&#10;`);
+- in the label, the URI's spaces, control characters, `<` and `>` are percent-encoded (none of
+  them is legal in a URI), and the name gets a backslash before `\`, `[` and `]`, its control
+  characters percent-encoded and its `</context` escaped as in the body.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from os import PathLike
+from pathlib import PurePosixPath
+from typing import Final, assert_never
+from urllib.parse import unquote, urlsplit
+
+from ..ir import Binary, ContextRef, Link, Part, Prompt, Text
+
+__all__ = [
+    "binary_summary",
+    "context_wrapper",
+    "escape_attribute",
+    "escape_context_text",
+    "link_label",
+    "link_text",
+    "part_name",
+    "prompt_text",
+    "relative_path",
+    "resource_description",
+    "uri_name",
+]
+
+_CLOSING_TAG: Final = re.compile(r"<(\s*)/(\s*context)", re.IGNORECASE)
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+_DESTINATION_UNSAFE: Final = re.compile(r"[\x00-\x20\x7f<>]")
+_NAME_UNSAFE: Final = re.compile(r"[\\\[\]]")
+_ATTRIBUTE_UNSAFE: Final = re.compile(r"[&<>\"\x00-\x1f\x7f]")
+_ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
+def _percent(match: re.Match[str]) -> str:
+    return f"%{ord(match.group()):02X}"
+
+
+def uri_name(uri: str) -> str:
+    """The name of a resource as its URI suggests it (used when a block carries no name).
+
+    The last path segment, percent-decoded, followed by the URI's query and fragment when it has
+    them: `file:///a/run.py?symbol=main#L3:9` -> `run.py?symbol=main#L3:9`,
+    `zed:///agent/git-diff?base=main` -> `git-diff?base=main`. A directory (a path ending in `/`)
+    is named by its whole path: `file:///workspace/acpkit/` -> `/workspace/acpkit/`. A URI without
+    a path is named by its host, else by itself.
+    """
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return uri
+    path = unquote(parts.path)
+    if path.endswith("/") and path.strip("/"):
+        name = path
+    else:
+        name = path.rstrip("/").rsplit("/", 1)[-1] or parts.netloc
+        if not name:
+            return uri
+    if parts.query:
+        name += "?" + parts.query
+    if parts.fragment:
+        name += "#" + parts.fragment
+    return name
+
+
+def escape_context_text(text: str) -> str:
+    r"""Escape `text` for the body of a context wrapper: `</context` becomes `<\/context`.
+
+    Matches any case and whitespace around the slash; every other character is kept as is.
+    """
+    if "<" not in text:
+        return text
+    return _CLOSING_TAG.sub(r"<\1\\/\2", text)
+
+
+def escape_attribute(value: str) -> str:
+    """Escape `value` for a double-quoted attribute: `& < > "` and control characters as references."""
+    return _ATTRIBUTE_UNSAFE.sub(lambda m: _ENTITIES.get(m.group()) or f"&#{ord(m.group())};", value)
+
+
+def link_label(name: str, uri: str) -> str:
+    """The link label `[@name](uri)`, escaped as the module docstring describes."""
+    safe_name = escape_context_text(_CONTROL.sub(_percent, _NAME_UNSAFE.sub(r"\\\g<0>", name)))
+    return f"[@{safe_name}]({_DESTINATION_UNSAFE.sub(_percent, uri)})"
+
+
+def context_wrapper(ref: ContextRef) -> str:
+    """The context wrapper of an embedded text resource.
+
+    ```
+    [@name](uri)
+    <context ref="uri">
+    ...text...
+    </context>
+    ```
+
+    The name comes from the URI ([`uri_name`][acpkit_core.prompt.text.uri_name]). A newline is
+    added before `</context>` unless the text already ends with one.
+    """
+    body = escape_context_text(ref.text)
+    sep = "" if not body or body.endswith("\n") else "\n"
+    return (
+        f'{link_label(uri_name(ref.uri), ref.uri)}\n<context ref="{escape_attribute(ref.uri)}">\n{body}{sep}</context>'
+    )
+
+
+def relative_path(uri: str, root_dir: str | PathLike[str] | None) -> str | None:
+    """The path of a `file://` URI relative to `root_dir`, or `None` when it is not inside it.
+
+    Pure string work: nothing on disk is consulted.
+    """
+    if root_dir is None:
+        return None
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return None
+    if parts.scheme != "file" or not parts.path:
+        return None
+    try:
+        rel = PurePosixPath(unquote(parts.path)).relative_to(PurePosixPath(root_dir))
+    except ValueError:
+        return None
+    text = str(rel)
+    return text + "/" if parts.path.endswith("/") and text != "." else text
+
+
+def _lines(first: str, fields: Iterable[tuple[str, object]]) -> str:
+    return "\n".join([first, *(f"{key}: {value}" for key, value in fields if value is not None)])
+
+
+def link_text(link: Link) -> str:
+    """A link as text: its label, plus its note on a second line when it has one."""
+    label = link_label(link.name, link.uri)
+    return _lines(label, [("note", link.note)])
+
+
+def resource_description(link: Link, *, root_dir: str | PathLike[str] | None = None) -> str:
+    """Describe a link: its label, then `title`, `path`, `description`, `type`, `size` and `note` lines.
+
+    Lines for fields the link does not have are left out; `path` appears only when `root_dir`
+    is given and the URI is a `file://` URI inside it (the label keeps the full URI).
+
+    ```
+    [@guide.pdf](https://example.com/guide.pdf)
+    title: The guide
+    type: application/pdf
+    size: 2048 bytes
+    ```
+    """
+    size = None if link.size is None else f"{link.size} bytes"
+    return _lines(
+        link_label(link.name, link.uri),
+        [
+            ("title", link.title if link.title != link.name else None),
+            ("path", relative_path(link.uri, root_dir)),
+            ("description", link.description),
+            ("type", link.media_type),
+            ("size", size),
+            ("note", link.note),
+        ],
+    )
+
+
+def binary_summary(binary: Binary) -> str:
+    """Describe binary content that is not shown: its label (or `[image]`, `[audio]`, `[file]`), type and size.
+
+    ```
+    [@report.pdf](file:///r/report.pdf)
+    type: application/pdf
+    size: 1024 bytes
+    note: binary content, not included as text
+    ```
+    """
+    first = link_label(uri_name(binary.uri), binary.uri) if binary.uri else f"[{_binary_word(binary)}]"
+    return _lines(
+        first,
+        [
+            ("type", binary.media_type or "unknown"),
+            ("size", f"{binary.size} bytes"),
+            ("note", "binary content, not included as text"),
+        ],
+    )
+
+
+def _binary_word(binary: Binary) -> str:
+    category = binary.category
+    return "file" if category == "other" else category
+
+
+def part_name(part: Link | ContextRef | Binary) -> str | None:
+    """The short name of an attachment (`notes.md`), or `None` for a binary without URI."""
+    if isinstance(part, Link):
+        return part.name
+    if part.uri is None:
+        return None
+    return uri_name(part.uri)
+
+
+def _short(part: Part) -> str:
+    if isinstance(part, Text):
+        return part.text
+    if isinstance(part, Link | ContextRef):
+        return f"@{part_name(part)}"
+    if part.kind == "binary":
+        name = part_name(part)
+        return f"@{name}" if name else f"[{_binary_word(part)}]"
+    assert_never(part)
+
+
+def prompt_text(prompt: Prompt, *, max_length: int | None = None) -> str:
+    """A plain-text summary of a prompt for titles and logs.
+
+    Texts as typed; every attachment as `@name` (a binary without URI as `[image]`, `[audio]` or
+    `[file]`), separated by single spaces. With `max_length`, runs of whitespace are folded into
+    one space and the result is cut to at most `max_length` characters, ending with `…` when cut.
+    Attachment contents never appear.
+    """
+    text = " ".join(s for s in map(_short, prompt) if s)
+    if max_length is None:
+        return text
+    text = " ".join(text.split())
+    if len(text) <= max_length:
+        return text
+    return text[: max(max_length - 1, 0)].rstrip() + "…" if max_length > 0 else ""
