@@ -16,7 +16,6 @@ from acp.schema import (
     TextContentBlock,
     TextResourceContents,
 )
-
 from acpkit_core.errors import PromptError
 from acpkit_core.ir import Binary, ContextRef, Link, Prompt, Text
 from acpkit_core.prompt import base64_problem, guess_media_type, is_textual, parse_prompt

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from acpkit_core.ir import Binary, ContextRef, Link, Prompt, Text
 from acpkit_core.prompt import (
     binary_summary,
