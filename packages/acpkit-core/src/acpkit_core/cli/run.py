@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
@@ -79,15 +80,18 @@ def _guard_stdout() -> None:
 
 
 async def _serve(agent: Any) -> None:
-    try:
+    """Serve with the core server when it is ours (it closes sessions at the end), else with the SDK."""
+    serve_stdio: Callable[[Any], Awaitable[None]] | None = None
+    with contextlib.suppress(ImportError):
         server = importlib.import_module("acpkit_core.server")
-    except ImportError:  # the core server is not in this build: serve with the SDK directly
-        import acp
-
-        await acp.run_agent(agent, use_unstable_protocol=True)
+        if isinstance(agent, server.AcpAgent):
+            serve_stdio = server.serve_stdio
+    if serve_stdio is not None:
+        await serve_stdio(agent)
         return
-    serve_stdio: Callable[[Any], Awaitable[None]] = server.serve_stdio
-    await serve_stdio(agent)
+    import acp
+
+    await acp.run_agent(agent, use_unstable_protocol=True)
 
 
 def run_main(args: argparse.Namespace) -> int:
