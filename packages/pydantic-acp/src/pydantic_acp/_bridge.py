@@ -1,0 +1,124 @@
+"""The per-run capability that ties a pydantic-ai run to an ACP turn.
+
+It is passed as `capabilities=[...]` to each run (the user's agent is never changed) and hooks:
+
+- `on_event`: every stream event goes to the [`EventProjector`][pydantic_acp.events.EventProjector];
+- `prepare_tools`: the session mode hides tools ([`filter_tools`][pydantic_acp.modes.filter_tools]);
+- `before_tool_execute`: tools the policy or the mode asks about are deferred for approval;
+- `wrap_tool_execute`: the tool call turns `in_progress` when it really starts;
+- `on_tool_execute_error`: an unexpected exception becomes a failed tool result the model can read;
+- `handle_deferred_tool_calls`: approvals through `session/request_permission`;
+- `after_model_request`: `usage_update` after each model response.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from acpkit_core.runner import Turn, TurnUsage
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
+from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
+from pydantic_ai.messages import AgentStreamEvent, ModelResponse, ToolCallPart
+from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext, ToolDefinition
+
+from .approvals import resolve_deferred
+from .events import EventProjector
+from .modes import filter_tools
+
+__all__ = ["AcpBridge"]
+
+logger = logging.getLogger("pydantic_acp")
+
+
+@dataclass
+class AcpBridge(AbstractCapability[Any]):
+    """Connects one pydantic-ai run to one ACP turn."""
+
+    turn: Turn
+    """The ACP turn."""
+    projector: EventProjector
+    """Projects the run's events."""
+    keep_tools: frozenset[str] = field(default_factory=frozenset[str])
+    """Tools every mode keeps (the plan tool)."""
+    report_tool_errors: bool = True
+    """Turn unexpected tool exceptions into failed tool results instead of ending the turn."""
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
+        await self.projector.handle(event)
+
+    async def prepare_tools(self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
+        return filter_tools(self.turn, tool_defs, keep=self.keep_tools)
+
+    async def before_tool_execute(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: ValidatedToolArgs
+    ) -> ValidatedToolArgs:
+        if not ctx.tool_call_approved and call.tool_name not in self.keep_tools:
+            kind = self.turn.classify_tool(call.tool_name, call.args_as_dict())
+            if self.turn.needs_permission(call.tool_name, kind):
+                raise ApprovalRequired()
+        return args
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        await self.projector.started(call)
+        return await handler(args)
+
+    async def on_tool_execute_error(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        error: Exception,
+    ) -> Any:
+        if not self.report_tool_errors:
+            raise error
+        logger.warning(
+            "session %s: tool %r raised %s", self.turn.session.id, call.tool_name, type(error).__name__, exc_info=error
+        )
+        raise ToolFailed(f"{type(error).__name__}: {error}") from error
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[Any], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        return await resolve_deferred(self.turn, self.projector, requests)
+
+    async def after_model_request(
+        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
+    ) -> ModelResponse:
+        self.projector.end_message()
+        usage = response.usage
+        await self.turn.emit.usage(
+            TurnUsage(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                thought_tokens=usage.output_reasoning_tokens or None,
+                cached_read_tokens=usage.cache_read_tokens or None,
+                cached_write_tokens=usage.cache_write_tokens or None,
+                context_size=_context_window(ctx),
+            )
+        )
+        return response
+
+
+def _context_window(ctx: RunContext[Any]) -> int | None:
+    try:
+        return ctx.model.context_window
+    except Exception:
+        return None

@@ -1,0 +1,81 @@
+"""The `acpkit.adapters` entry point: lets `acpkit run` and `acpkit render` serve pydantic-ai agents."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, cast
+
+from acpkit_core.config import AgentOptions
+from acpkit_core.ir import Prompt
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.messages import BinaryContent, UserContent
+from pydantic_core import to_jsonable_python
+
+from .render import render_prompt
+
+__all__ = ["PydanticAdapter", "adapter"]
+
+
+class PydanticAdapter:
+    """Serves a `pydantic_ai` agent, or a factory taking the session and returning one."""
+
+    @property
+    def name(self) -> str:
+        """`pydantic`."""
+        return "pydantic"
+
+    @property
+    def package(self) -> str:
+        """`pydantic-acp`."""
+        return "pydantic-acp"
+
+    def supports(self, obj: object) -> bool:
+        """True for a pydantic-ai agent or a function whose return annotation is one."""
+        if isinstance(obj, AbstractAgent):
+            return True
+        if inspect.isfunction(obj):
+            try:
+                returns = inspect.signature(obj, eval_str=True).return_annotation
+            except (NameError, TypeError, ValueError):
+                return False
+            return inspect.isclass(returns) and issubclass(returns, AbstractAgent)
+        return False
+
+    def describe(self, obj: object) -> str:
+        """`pydantic_ai.Agent 'name'`, or `agent factory name()`."""
+        if isinstance(obj, AbstractAgent):
+            agent = cast("AbstractAgent[Any, Any]", obj)
+            kind = f"pydantic_ai.{type(agent).__name__}"
+            return f"{kind} {agent.name!r}" if agent.name else kind
+        return f"pydantic_ai agent factory {getattr(obj, '__qualname__', obj)!r}"
+
+    def create_agent(self, obj: object, options: AgentOptions) -> Any:
+        """The `AcpAgent` serving `obj` with `options`."""
+        from acpkit_core.server import AcpAgent
+
+        from .runner import PydanticRunner
+
+        if isinstance(obj, AbstractAgent):
+            runner = PydanticRunner(cast("AbstractAgent[Any, Any]", obj), tool_kinds=options.tool_kinds)
+            if options.name == AgentOptions().name and obj.name:
+                options.name = obj.name
+        else:
+            runner = PydanticRunner(agent_factory=obj, tool_kinds=options.tool_kinds)  # pyright: ignore[reportArgumentType]
+        return AcpAgent(runner, options)
+
+    def render(self, prompt: Prompt) -> Any:
+        """The pydantic-ai user prompt, as JSON (binary payloads as base64)."""
+        rendered = render_prompt(prompt)
+        if isinstance(rendered, str):
+            return rendered
+        return [_jsonable(part) for part in rendered]
+
+
+def _jsonable(part: UserContent) -> Any:
+    if isinstance(part, BinaryContent):
+        return {"kind": "binary", "media_type": part.media_type, "base64": part.base64, "identifier": part.identifier}
+    return to_jsonable_python(part, bytes_mode="base64")
+
+
+adapter = PydanticAdapter()
+"""The adapter instance the entry point names."""

@@ -1,0 +1,80 @@
+"""The client's MCP servers (`mcpServers` of `session/new`) as pydantic-ai toolsets.
+
+Each server becomes an `MCPToolset` (stdio, streamable HTTP or SSE) for the session's runs.
+[`SessionMcp`][pydantic_acp.mcp.SessionMcp] starts them when the session opens and stops them
+when it closes. The connections live in one background task per session: an MCP client opens
+anyio task groups that must be exited by the task that entered them, while the server may open
+and close a session from different tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any, assert_never
+
+from acpkit_core.runner import HttpMcpServer, McpServer, SseMcpServer, StdioMcpServer
+from fastmcp.client import Client
+from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
+from pydantic_ai.mcp import MCPToolset
+from pydantic_ai.toolsets import AbstractToolset
+
+__all__ = ["SessionMcp", "mcp_toolset"]
+
+logger = logging.getLogger("pydantic_acp")
+
+
+def mcp_toolset(server: McpServer, *, cwd: str | None = None) -> MCPToolset[Any]:
+    """A pydantic-ai toolset for one MCP server description from the client."""
+    transport: Any
+    match server:
+        case StdioMcpServer():
+            transport = StdioTransport(server.command, list(server.args), env=dict(server.env) or None, cwd=cwd)
+        case HttpMcpServer():
+            transport = StreamableHttpTransport(server.url, headers=dict(server.headers) or None)
+        case SseMcpServer():
+            transport = SSETransport(server.url, headers=dict(server.headers) or None)
+        case _:
+            assert_never(server)
+    return MCPToolset(Client(transport), id=f"acp-mcp-{server.name}", tool_error_behavior="failed")
+
+
+class SessionMcp:
+    """The running MCP toolsets of one session."""
+
+    def __init__(self, servers: Sequence[McpServer], *, cwd: str | None = None) -> None:
+        self.toolsets: list[AbstractToolset[Any]] = [mcp_toolset(s, cwd=cwd) for s in servers]
+        """One toolset per server that started."""
+        self._names = [s.name for s in servers]
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Connect to every server (a server that fails is logged and left out)."""
+        self._task = asyncio.create_task(self._hold(), name="acp-mcp")
+        await self._ready.wait()
+
+    async def stop(self) -> None:
+        """Disconnect from every server."""
+        self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _hold(self) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            started: list[AbstractToolset[Any]] = []
+            for name, toolset in zip(self._names, self.toolsets, strict=True):
+                try:
+                    await stack.enter_async_context(toolset)
+                except Exception as error:
+                    logger.warning("MCP server %r did not start: %s", name, error)
+                    continue
+                started.append(toolset)
+            self.toolsets = started
+            self._ready.set()
+            await self._stop.wait()

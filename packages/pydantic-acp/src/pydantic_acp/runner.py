@@ -1,0 +1,224 @@
+"""[`PydanticRunner`][pydantic_acp.runner.PydanticRunner]: one ACP turn = one `agent.run(...)`.
+
+The user's agent is never changed: everything ACP needs is passed per run (`model=`,
+`message_history=`, `toolsets=`, `capabilities=`, `instructions=`, `usage_limits=`,
+`cancellation_token=`). Events are handled inline in the run by the
+[`AcpBridge`][pydantic_acp._bridge.AcpBridge] capability, so an update is on its way before the
+run moves on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, cast
+
+from acp.schema import StopReason, ToolKind
+from acpkit_core.errors import UserError
+from acpkit_core.runner import Session, ToolInfo, Turn
+from acpkit_core.tools import classify_tool
+from pydantic_ai import CancellationToken, capture_run_messages
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.usage import UsageLimits
+
+from ._bridge import AcpBridge
+from .client_tools import client_toolset
+from .events import EventProjector
+from .history import load_history, save_history
+from .mcp import SessionMcp
+from .modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
+from .render import render_prompt
+from .stop import stop_reason_for_error, stop_reason_for_messages
+
+__all__ = ["AgentFactory", "DepsFactory", "PydanticRunner"]
+
+logger = logging.getLogger("pydantic_acp")
+
+AnyAgent = AbstractAgent[Any, Any]
+
+AgentFactory = Callable[[Session], AnyAgent | Awaitable[AnyAgent]]
+"""Builds the agent for a session (called before each turn, so it may depend on the mode or cwd)."""
+
+DepsFactory = Callable[[Turn], Any]
+"""Builds the `deps` of a run from the turn."""
+
+_STOPPED_TEXT = "The turn stopped before this tool call finished."
+
+
+class _ToolsListed(Exception):
+    """Raised by the listing model once it has seen the tools."""
+
+
+class PydanticRunner:
+    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks` and `ToolLister`)."""
+
+    def __init__(
+        self,
+        agent: AnyAgent | None = None,
+        *,
+        agent_factory: AgentFactory | None = None,
+        models: Mapping[str, Model | str] | None = None,
+        client_tools: bool = False,
+        plan_tool: bool | None = None,
+        usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
+        deps_factory: DepsFactory | None = None,
+        report_tool_errors: bool = True,
+        connect_mcp_servers: bool = True,
+        tool_kinds: Mapping[str, ToolKind] | None = None,
+    ) -> None:
+        if (agent is None) == (agent_factory is None):
+            raise UserError("PydanticRunner: pass exactly one of `agent` or `agent_factory=`")
+        self._agent = agent
+        self._agent_factory = agent_factory
+        self._models: dict[str, Model | str] = dict(models or {})
+        self._client_tools = client_tools
+        self._plan_tool = plan_tool
+        self._usage_limits = usage_limits
+        self._model_settings = model_settings
+        self._deps_factory = deps_factory
+        self._report_tool_errors = report_tool_errors
+        self._connect_mcp = connect_mcp_servers
+        self._tool_kinds: dict[str, ToolKind] = dict(tool_kinds or {})
+        self._mcp: dict[str, SessionMcp] = {}
+
+    async def agent_for(self, session: Session) -> AnyAgent:
+        """The agent that serves `session` (the fixed agent, or the factory's answer)."""
+        if self._agent is not None:
+            return self._agent
+        assert self._agent_factory is not None
+        made = self._agent_factory(session)
+        agent = await made if inspect.isawaitable(made) else made
+        if not isinstance(cast(object, agent), AbstractAgent):
+            raise UserError(f"agent_factory returned {type(agent).__name__}, expected a pydantic_ai.Agent")
+        return agent
+
+    def model_for(self, model_id: str | None) -> Model | str | None:
+        """The model for a `model` config value (`None`: the agent's own)."""
+        if model_id is None:
+            return None
+        return self._models.get(model_id, model_id)
+
+    # --- Runner ------------------------------------------------------------------------------
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        """Run the agent on the turn's prompt, streaming updates, and say why it stopped."""
+        session = turn.session
+        agent = await self.agent_for(session)
+        history = load_history(session.state)
+        plan = self._plan_tool if self._plan_tool is not None else turn.plan_only
+        projector = EventProjector(turn, hidden_tools=frozenset({PLAN_TOOL_NAME}) if plan else frozenset())
+        toolsets: list[AbstractToolset[Any]] = [*self._session_toolsets(session)]
+        keep: set[str] = set()
+        if plan:
+            toolsets.append(plan_toolset(turn))
+            keep.add(PLAN_TOOL_NAME)
+        if self._client_tools:
+            toolsets.append(client_toolset(turn, projector))
+        bridge = AcpBridge(turn, projector, frozenset(keep), self._report_tool_errors)
+        token = CancellationToken()
+        watcher = asyncio.create_task(_cancel_when(turn, token))
+        messages: list[ModelMessage] = []
+        try:
+            with capture_run_messages() as captured:
+                try:
+                    result = await agent.run(
+                        render_prompt(turn.prompt),
+                        message_history=history,
+                        model=self.model_for(turn.model_id),
+                        deps=self._deps_factory(turn) if self._deps_factory else None,
+                        toolsets=toolsets,
+                        capabilities=[bridge],
+                        instructions=PLANNING_INSTRUCTIONS if turn.plan_only else None,
+                        usage_limits=self._usage_limits,
+                        model_settings=self._model_settings,
+                        cancellation_token=token,
+                    )
+                except BaseException as error:
+                    stop = stop_reason_for_error(error)
+                    messages = _messages_of(error) or list(captured)
+                    await projector.fail_open(_STOPPED_TEXT)
+                    save_history(session.state, messages)
+                    if stop is None:
+                        raise
+                    return stop
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+        messages = result.all_messages()
+        save_history(session.state, messages)
+        if not isinstance(result.output, str):
+            await projector.output_text(_show(result.output))
+        return "cancelled" if turn.cancelled else stop_reason_for_messages(messages)
+
+    # --- SessionHooks --------------------------------------------------------------------------
+
+    async def open_session(self, session: Session) -> None:
+        """Connect the session's MCP servers."""
+        if not self._connect_mcp or not session.mcp_servers or session.id in self._mcp:
+            return
+        mcp = SessionMcp(session.mcp_servers, cwd=session.cwd)
+        self._mcp[session.id] = mcp
+        await mcp.start()
+
+    async def close_session(self, session: Session) -> None:
+        """Disconnect the session's MCP servers."""
+        mcp = self._mcp.pop(session.id, None)
+        if mcp is not None:
+            await mcp.stop()
+
+    def _session_toolsets(self, session: Session) -> Sequence[AbstractToolset[Any]]:
+        mcp = self._mcp.get(session.id)
+        return mcp.toolsets if mcp is not None else ()
+
+    # --- ToolLister ----------------------------------------------------------------------------
+
+    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
+        """The function tools the agent offers in this session (its own, MCP, and client tools)."""
+        agent = await self.agent_for(session)
+        seen: list[ToolInfo] = []
+
+        def capture(messages: list[ModelMessage], info: AgentInfo) -> Any:
+            for tool in info.function_tools:
+                kind = classify_tool(tool.name, None, self._tool_kinds)
+                seen.append(ToolInfo(name=tool.name, description=_first_line(tool.description), kind=kind))
+            raise _ToolsListed
+
+        with contextlib.suppress(_ToolsListed):
+            await agent.run("", model=FunctionModel(capture), toolsets=list(self._session_toolsets(session)))
+        return seen
+
+
+async def _cancel_when(turn: Turn, token: CancellationToken) -> None:
+    await turn.wait_cancelled()
+    token.cancel()
+
+
+def _messages_of(error: BaseException) -> list[ModelMessage] | None:
+    from pydantic_ai.exceptions import RunCancelled
+
+    cancelled = RunCancelled.from_cancellation(error)
+    return cancelled.all_messages() if cancelled is not None else None
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().split("\n", 1)[0]
+
+
+def _show(output: object) -> str:
+    try:
+        from pydantic_core import to_jsonable_python
+
+        return json.dumps(to_jsonable_python(output), indent=2)
+    except Exception:
+        return str(output)

@@ -1,0 +1,59 @@
+"""Why a pydantic-ai run stopped, as an ACP stop reason: two lookup tables.
+
+| pydantic-ai | ACP `stopReason` |
+|---|---|
+| run finished, last `finish_reason` `stop` / `tool_call` / none | `end_turn` |
+| last `finish_reason` `length`, `OutputTokenLimitExceeded` (and `IncompleteToolCall`) | `max_tokens` |
+| `UsageLimitExceeded` for a token limit | `max_tokens` |
+| `UsageLimitExceeded` for the request, tool-call or cost limit | `max_turn_requests` |
+| last `finish_reason` `content_filter`, `ContentFilterError` | `refusal` |
+| `RunCancelled` | `cancelled` |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from acp.schema import StopReason
+from pydantic_ai.exceptions import ContentFilterError, OutputTokenLimitExceeded, RunCancelled, UsageLimitExceeded
+from pydantic_ai.messages import FinishReason, ModelMessage, ModelResponse
+
+__all__ = ["ERROR_STOP_REASONS", "FINISH_STOP_REASONS", "stop_reason_for_error", "stop_reason_for_messages"]
+
+FINISH_STOP_REASONS: Mapping[FinishReason | None, StopReason] = {
+    None: "end_turn",
+    "stop": "end_turn",
+    "tool_call": "end_turn",
+    "error": "end_turn",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+"""Stop reason of a finished run by the `finish_reason` of its last model response."""
+
+ERROR_STOP_REASONS: Sequence[tuple[type[BaseException], StopReason]] = (
+    (RunCancelled, "cancelled"),
+    (ContentFilterError, "refusal"),
+    (OutputTokenLimitExceeded, "max_tokens"),
+    (UsageLimitExceeded, "max_turn_requests"),
+)
+"""Stop reason by the exception a run ended with; the first matching class wins."""
+
+_TOKEN_LIMITS = ("input_tokens_limit", "output_tokens_limit", "total_tokens_limit")
+
+
+def stop_reason_for_messages(messages: Sequence[ModelMessage]) -> StopReason:
+    """The stop reason of a run that finished, from its last model response."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            return FINISH_STOP_REASONS[message.finish_reason]
+    return "end_turn"
+
+
+def stop_reason_for_error(error: BaseException) -> StopReason | None:
+    """The stop reason for a run that raised `error`, or `None` when it is a real failure."""
+    if isinstance(error, UsageLimitExceeded) and any(limit in error.message for limit in _TOKEN_LIMITS):
+        return "max_tokens"
+    for cls, reason in ERROR_STOP_REASONS:
+        if isinstance(error, cls):
+            return reason
+    return None
