@@ -1,0 +1,57 @@
+"""The one place where ACP Kit errors become JSON-RPC errors."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from acp import RequestError
+
+from ..errors import ConfigError, PromptError, SessionBusyError, SessionNotFoundError, UserError
+from ..store import InvalidCursorError
+
+__all__ = ["boundary", "to_request_error"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S")
+
+INVALID_PARAMS = -32602
+INVALID_REQUEST = -32600
+RESOURCE_NOT_FOUND = -32002
+
+
+def to_request_error(exc: Exception) -> RequestError | None:
+    """The JSON-RPC error for an ACP Kit error, `None` for anything else."""
+    if isinstance(exc, SessionNotFoundError):
+        return RequestError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": exc.session_id})
+    if isinstance(exc, PromptError):
+        return RequestError(INVALID_PARAMS, str(exc), {"index": exc.index, "field": exc.field, "reason": exc.reason})
+    if isinstance(exc, ConfigError | InvalidCursorError):
+        return RequestError(INVALID_PARAMS, str(exc))
+    if isinstance(exc, SessionBusyError):
+        return RequestError(INVALID_REQUEST, str(exc))
+    if isinstance(exc, UserError):
+        return RequestError(-32603, f"agent misconfigured: {exc}")
+    return None
+
+
+def boundary(
+    method: Callable[Concatenate[S, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[S, P], Coroutine[Any, Any, R]]:
+    """Wrap an agent method so ACP Kit errors leave as `acp.RequestError` with the right code."""
+
+    @functools.wraps(method)
+    async def wrapper(self: S, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(self, *args, **kwargs)
+        except RequestError:
+            raise
+        except Exception as exc:
+            mapped = to_request_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    return wrapper

@@ -1,0 +1,96 @@
+"""Slash commands: the developer's and runner's commands plus the built-ins `/mode`, `/model`, `/clear`, `/tools`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+from ..config import Command
+from ..ir import Prompt, Text
+from ..runner import Runner, StopReason, ToolLister, Turn
+
+__all__ = ["CommandSource", "available_commands", "collect_commands", "match_command"]
+
+
+@runtime_checkable
+class CommandSource(Protocol):
+    """Optional on a runner: slash commands it contributes."""
+
+    def commands(self) -> Sequence[Command]:
+        """The runner's commands."""
+        ...
+
+
+class BuiltinOps(Protocol):
+    """What the built-in commands need from the server."""
+
+    @property
+    def has_modes(self) -> bool: ...
+
+    @property
+    def has_models(self) -> bool: ...
+
+    async def command_mode(self, turn: Turn, args: str) -> StopReason | None: ...
+
+    async def command_model(self, turn: Turn, args: str) -> StopReason | None: ...
+
+    async def command_clear(self, turn: Turn, args: str) -> StopReason | None: ...
+
+    async def command_tools(self, turn: Turn, args: str) -> StopReason | None: ...
+
+
+def _builtin(
+    name: str, description: str, handler: Callable[[Turn, str], Awaitable[StopReason | None]], hint: str | None = None
+) -> Command:
+    return Command(name=name, description=description, handler=handler, hint=hint)
+
+
+def collect_commands(runner: Runner, custom: Sequence[Command], ops: BuiltinOps) -> dict[str, Command]:
+    """Every command of an agent by name: built-ins first, then the runner's, then the developer's (later wins)."""
+    table: dict[str, Command] = {}
+    if ops.has_modes:
+        table["mode"] = _builtin("mode", "Show or switch the session mode", ops.command_mode, "mode id")
+    if ops.has_models:
+        table["model"] = _builtin("model", "Show or switch the model", ops.command_model, "model id")
+    table["clear"] = _builtin("clear", "Forget this conversation and start over", ops.command_clear)
+    if isinstance(runner, ToolLister):
+        table["tools"] = _builtin("tools", "List the tools the agent can use", ops.command_tools)
+    if isinstance(runner, CommandSource):
+        for cmd in runner.commands():
+            table[cmd.name] = cmd
+    for cmd in custom:
+        table[cmd.name] = cmd
+    return table
+
+
+def available_commands(table: dict[str, Command]) -> list[AvailableCommand]:
+    """The `available_commands_update` payload."""
+    return [
+        AvailableCommand(
+            name=c.name,
+            description=c.description,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.hint)) if c.hint else None,
+        )
+        for c in table.values()
+    ]
+
+
+def match_command(prompt: Prompt, table: dict[str, Command]) -> tuple[Command, str] | None:
+    """The command a prompt starting with `/name` runs, and the text after the name; `None` for plain text."""
+    first = prompt[0] if prompt else None
+    if not isinstance(first, Text):
+        return None
+    text = first.text.lstrip()
+    if not text.startswith("/"):
+        return None
+    word, _, rest = text[1:].partition(" ")
+    name = word.strip()
+    if "\n" in name:
+        name, _, more = name.partition("\n")
+        rest = more + (" " + rest if rest else "")
+    command = table.get(name)
+    if command is None:
+        return None
+    return command, rest.strip()

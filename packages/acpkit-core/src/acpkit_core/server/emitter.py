@@ -1,0 +1,280 @@
+"""The turn emitter: turns a runner's calls into `session/update` notifications and records them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, TypeAlias
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    PlanEntry,
+    SessionInfoUpdate,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    ToolKind,
+    Usage,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from ..runner import PlanItem, ToolCallContent, TurnUsage
+
+__all__ = ["Sender", "SessionUpdate", "TurnEmitter", "update_to_json"]
+
+SessionUpdate: TypeAlias = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | AvailableCommandsUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+    | SessionInfoUpdate
+    | UsageUpdate
+)
+"""The updates the server sends."""
+
+Sender: TypeAlias = Callable[[SessionUpdate], Awaitable[None]]
+"""Sends one update to the client."""
+
+_TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed"})
+
+
+def update_to_json(update: SessionUpdate) -> dict[str, Any]:
+    """The wire JSON of an update (what the transcript stores)."""
+    return update.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLocation]:
+    return [ToolCallLocation(path=path, line=line) for path, line in locations]
+
+
+class TurnEmitter:
+    """Implements [`Emitter`][acpkit_core.runner.Emitter] for one turn.
+
+    Every update that belongs to the conversation is kept in
+    [`recorded`][acpkit_core.server.emitter.TurnEmitter.recorded] so the server can store it in
+    the transcript when the turn ends. With `coalesce_ms > 0`, text and thought deltas that
+    arrive within the window are merged into one chunk.
+    """
+
+    def __init__(self, send: Sender, *, coalesce_ms: float = 0.0) -> None:
+        self._send = send
+        self._window = coalesce_ms / 1000.0
+        self.recorded: list[SessionUpdate] = []
+        """Updates of this turn to store in the transcript, in order."""
+        self.open_tool_calls: dict[str, str] = {}
+        """Tool calls started and not yet closed, with their title."""
+        self._message_ids: dict[str, str] = {}
+        self._buffer_kind: Literal["text", "thought"] | None = None
+        self._buffer: list[str] = []
+        self._buffer_started = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._flush_task: asyncio.Task[None] | None = None
+        self._last_plan: list[PlanItem] | None = None
+        self.turn_usage: Usage | None = None
+        """Usage added up over the turn, `None` until the runner reports some."""
+
+    # --- messages ---------------------------------------------------------------------------
+
+    def new_message(self) -> None:
+        """Start a new agent message: the next chunks carry a fresh `messageId`."""
+        self._message_ids.clear()
+
+    def _message_id(self, kind: str) -> str:
+        mid = self._message_ids.get(kind)
+        if mid is None:
+            mid = self._message_ids[kind] = uuid.uuid4().hex
+        return mid
+
+    async def _emit(self, update: SessionUpdate, *, record: bool = True) -> None:
+        if record:
+            self.recorded.append(update)
+        await self._send(update)
+
+    async def _chunk(self, kind: Literal["text", "thought"], delta: str) -> None:
+        block = TextContentBlock(type="text", text=delta)
+        mid = self._message_id(kind)
+        if kind == "text":
+            await self._emit(AgentMessageChunk(session_update="agent_message_chunk", content=block, message_id=mid))
+        else:
+            await self._emit(AgentThoughtChunk(session_update="agent_thought_chunk", content=block, message_id=mid))
+
+    async def text(self, delta: str) -> None:
+        """Stream a piece of the answer."""
+        await self._delta("text", delta)
+
+    async def thought(self, delta: str) -> None:
+        """Stream a piece of reasoning."""
+        await self._delta("thought", delta)
+
+    async def _delta(self, kind: Literal["text", "thought"], delta: str) -> None:
+        if not delta:
+            return
+        if self._window <= 0:
+            await self._chunk(kind, delta)
+            return
+        if self._buffer_kind is not None and self._buffer_kind != kind:
+            await self.flush()
+        now = time.monotonic()
+        if not self._buffer:
+            self._buffer_started = now
+            self._buffer_kind = kind
+            self._timer = asyncio.get_running_loop().call_later(self._window, self._on_timer)
+        self._buffer.append(delta)
+        if now - self._buffer_started >= self._window:
+            await self.flush()
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self._buffer:
+            self._flush_task = asyncio.ensure_future(self.flush())
+
+    async def flush(self) -> None:
+        """Send buffered deltas now (called before every other update and at the end of the turn)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._buffer or self._buffer_kind is None:
+            return
+        kind, text = self._buffer_kind, "".join(self._buffer)
+        self._buffer.clear()
+        self._buffer_kind = None
+        await self._chunk(kind, text)
+
+    async def user_message(self, blocks: Sequence[Any]) -> None:
+        """Record the user's prompt as `user_message_chunk`s (kept for replay, not sent)."""
+        mid = uuid.uuid4().hex
+        for block in blocks:
+            self.recorded.append(UserMessageChunk(session_update="user_message_chunk", content=block, message_id=mid))
+
+    async def agent_message(self, text: str) -> None:
+        """Send a complete agent message of its own (errors, command output)."""
+        await self.flush()
+        self.new_message()
+        await self._chunk("text", text)
+        self.new_message()
+
+    # --- tool calls ---------------------------------------------------------------------------
+
+    async def tool_call(
+        self,
+        tool_call_id: str,
+        *,
+        title: str,
+        kind: ToolKind = "other",
+        status: ToolCallStatus = "pending",
+        raw_input: Any = None,
+        locations: Sequence[tuple[str, int | None]] = (),
+        content: Sequence[ToolCallContent] = (),
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Announce a tool call."""
+        await self.flush()
+        self.new_message()
+        if status not in _TERMINAL_STATUSES:
+            self.open_tool_calls[tool_call_id] = title
+        await self._emit(
+            ToolCallStart(
+                session_update="tool_call",
+                tool_call_id=tool_call_id,
+                title=title,
+                kind=kind,
+                status=status,
+                raw_input=raw_input,
+                locations=_locations(locations) if locations else None,
+                content=list(content) if content else None,
+                field_meta=dict(meta) if meta else None,
+            )
+        )
+
+    async def tool_call_update(
+        self,
+        tool_call_id: str,
+        *,
+        status: ToolCallStatus | None = None,
+        title: str | None = None,
+        kind: ToolKind | None = None,
+        raw_input: Any = None,
+        raw_output: Any = None,
+        locations: Sequence[tuple[str, int | None]] | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Update a tool call; only the fields given are sent."""
+        await self.flush()
+        if status in _TERMINAL_STATUSES:
+            self.open_tool_calls.pop(tool_call_id, None)
+        await self._emit(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=tool_call_id,
+                status=status,
+                title=title,
+                kind=kind,
+                raw_input=raw_input,
+                raw_output=raw_output,
+                locations=_locations(locations) if locations is not None else None,
+                content=list(content) if content is not None else None,
+                field_meta=dict(meta) if meta else None,
+            )
+        )
+
+    async def close_open_tool_calls(self, reason: str) -> None:
+        """Mark every tool call the runner left open as `failed`."""
+        for tool_call_id in list(self.open_tool_calls):
+            await self.tool_call_update(tool_call_id, status="failed", raw_output={"error": reason})
+
+    # --- plan and usage ---------------------------------------------------------------------
+
+    async def plan(self, items: Sequence[PlanItem]) -> None:
+        """Send the complete plan, unless it equals the previous one."""
+        await self.flush()
+        current = list(items)
+        if current == self._last_plan:
+            return
+        self._last_plan = current
+        entries = [PlanEntry(content=i.content, status=i.status, priority=i.priority) for i in current]
+        await self._emit(AgentPlanUpdate(session_update="plan", entries=entries))
+
+    async def usage(self, usage: TurnUsage) -> None:
+        """Add one model response's usage to the turn and send `usage_update` when the context size is known."""
+        await self.flush()
+        prev = self.turn_usage
+
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        inp = (prev.input_tokens if prev else 0) + usage.input_tokens
+        out = (prev.output_tokens if prev else 0) + usage.output_tokens
+        self.turn_usage = Usage(
+            input_tokens=inp,
+            output_tokens=out,
+            total_tokens=inp + out + (add(prev.thought_tokens if prev else None, usage.thought_tokens) or 0),
+            thought_tokens=add(prev.thought_tokens if prev else None, usage.thought_tokens),
+            cached_read_tokens=add(prev.cached_read_tokens if prev else None, usage.cached_read_tokens),
+            cached_write_tokens=add(prev.cached_write_tokens if prev else None, usage.cached_write_tokens),
+        )
+        if usage.context_size is not None:
+            used = usage.input_tokens + usage.output_tokens
+            await self._emit(
+                UsageUpdate(session_update="usage_update", used=used, size=usage.context_size), record=False
+            )
+
+    async def send_unrecorded(self, update: SessionUpdate) -> None:
+        """Send an update that is not part of the transcript (session info, mode changes)."""
+        await self.flush()
+        await self._send(update)

@@ -1,0 +1,116 @@
+"""Sessions open in this process, conversion of client inputs, and transcript replay."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp.schema import AcpMcpServer, McpServerStdio, SessionNotification
+from acp.schema import HttpMcpServer as WireHttpMcpServer
+from acp.schema import SseMcpServer as WireSseMcpServer
+
+from ..permissions import RememberedPermissions
+from ..runner import HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
+from ..store.base import JsonDict
+from .emitter import SessionUpdate
+from .turn import ServerTurn
+
+__all__ = ["LiveSession", "WireMcpServer", "compact_transcript", "mcp_servers_from_wire", "replay_updates"]
+
+WireMcpServer = WireHttpMcpServer | WireSseMcpServer | AcpMcpServer | McpServerStdio
+
+
+@dataclass(kw_only=True)
+class LiveSession:
+    """A session open on this connection."""
+
+    session: Session
+    """The session (shared with the runner through the turn)."""
+    server: JsonDict = field(default_factory=dict[str, Any])
+    """Server-owned persisted JSON: `permissions` (remembered answers), `usage` (session totals)."""
+    turn: ServerTurn | None = None
+    """The running turn, if any."""
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when no turn is running."""
+    reset_transcript: bool = False
+    """`/clear` asked to drop the stored transcript at the end of the turn."""
+
+    def __post_init__(self) -> None:
+        self.idle.set()
+
+    @property
+    def remembered(self) -> RememberedPermissions:
+        """The user's "always" answers."""
+        try:
+            return RememberedPermissions.from_json(self.server.get("permissions"))
+        except ValueError:
+            return RememberedPermissions()
+
+
+def mcp_servers_from_wire(servers: Sequence[WireMcpServer] | None) -> tuple[McpServer, ...]:
+    """The client's MCP servers as runner-side descriptions (ACP-transport servers are skipped)."""
+    out: list[McpServer] = []
+    for s in servers or ():
+        if isinstance(s, McpServerStdio):
+            out.append(
+                StdioMcpServer(name=s.name, command=s.command, args=tuple(s.args), env={e.name: e.value for e in s.env})
+            )
+        elif isinstance(s, WireHttpMcpServer):
+            out.append(HttpMcpServer(name=s.name, url=s.url, headers={h.name: h.value for h in s.headers}))
+        elif isinstance(s, WireSseMcpServer):
+            out.append(SseMcpServer(name=s.name, url=s.url, headers={h.name: h.value for h in s.headers}))
+    return tuple(out)
+
+
+_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
+_UPDATE_FIELDS = ("title", "kind", "status", "content", "locations", "rawInput", "rawOutput", "_meta")
+
+
+def compact_transcript(updates: Sequence[JsonDict]) -> list[JsonDict]:
+    """The transcript as it should be replayed.
+
+    Consecutive text chunks of one message become one chunk, and every tool call is shown once,
+    at the place it started, in its final state.
+    """
+    out: list[JsonDict] = []
+    tool_calls: dict[str, JsonDict] = {}
+    for update in updates:
+        kind = update.get("sessionUpdate")
+        if kind in _CHUNKS and out:
+            last = out[-1]
+            content = update.get("content", {})
+            last_content = last.get("content", {})
+            if (
+                last.get("sessionUpdate") == kind
+                and last.get("messageId") == update.get("messageId")
+                and content.get("type") == "text"
+                and last_content.get("type") == "text"
+                and update.get("messageId") is not None
+            ):
+                last["content"] = {**last_content, "text": last_content.get("text", "") + content.get("text", "")}
+                continue
+        if kind == "tool_call":
+            start = dict(update)
+            tool_calls[str(update.get("toolCallId"))] = start
+            out.append(start)
+            continue
+        if kind == "tool_call_update":
+            start = tool_calls.get(str(update.get("toolCallId")))
+            if start is not None:
+                for key in _UPDATE_FIELDS:
+                    if key in update:
+                        start[key] = update[key]
+                continue
+        out.append(dict(update))
+    return out
+
+
+def replay_updates(session_id: str, updates: Sequence[JsonDict]) -> list[SessionUpdate]:
+    """Rebuild the update models of a stored transcript (compacted)."""
+    models: list[SessionUpdate] = []
+    for update in compact_transcript(updates):
+        note = SessionNotification.model_validate({"sessionId": session_id, "update": update})
+        models.append(note.update)  # pyright: ignore[reportArgumentType]
+    return models

@@ -1,0 +1,174 @@
+"""The concrete [`Turn`][acpkit_core.runner.Turn] the server hands a runner."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from acp.schema import ToolCallUpdate, ToolKind
+
+from ..host import ClientHost
+from ..ir import Prompt
+from ..permissions import PermissionPolicy, RememberedPermissions, decision_from_response, permission_options
+from ..runner import ClientInfo, PermissionDecision, Session
+from ..tools import classify_tool, tool_locations
+from .emitter import TurnEmitter
+
+if TYPE_CHECKING:
+    from acp import Client
+
+    from ..config import Mode
+
+__all__ = ["ServerTurn"]
+
+
+class ServerTurn:
+    """One `session/prompt`: the session, the prompt, the emitter, permissions, host and cancellation."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        prompt: Prompt,
+        emitter: TurnEmitter,
+        client: ClientInfo,
+        conn: Client | None,
+        mode: Mode | None,
+        policy: PermissionPolicy | None,
+        remembered: RememberedPermissions,
+        tool_kinds: Mapping[str, ToolKind],
+        allowed_paths: tuple[str, ...] = (),
+    ) -> None:
+        self._session = session
+        self._prompt = prompt
+        self._emit = emitter
+        self._client = client
+        self._conn = conn
+        self._mode = mode
+        self._policy = policy
+        self.remembered = remembered
+        """The session's "always" answers, updated by this turn."""
+        self._tool_kinds = tool_kinds
+        self._allowed_paths = allowed_paths
+        self._host: ClientHost | None = None
+        self._cancel = asyncio.Event()
+
+    # --- data ----------------------------------------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        """The session; `session.state` is persisted after the turn."""
+        return self._session
+
+    @property
+    def prompt(self) -> Prompt:
+        """The parsed prompt."""
+        return self._prompt
+
+    @property
+    def emit(self) -> TurnEmitter:
+        """The update emitter."""
+        return self._emit
+
+    @property
+    def client(self) -> ClientInfo:
+        """What the client advertised."""
+        return self._client
+
+    @property
+    def host(self) -> ClientHost:
+        """The client's files and terminals, limited to the session's directories."""
+        if self._host is None:
+            self._host = ClientHost.for_session(self._conn, self._session, self._client, self._allowed_paths)
+        return self._host
+
+    @property
+    def model_id(self) -> str | None:
+        """The model chosen through the `model` config option."""
+        value = self._session.config.get("model")
+        return value if isinstance(value, str) else None
+
+    @property
+    def plan_only(self) -> bool:
+        """True in a mode that plans without running mutating tools."""
+        return self._mode is not None and self._mode.plan_only
+
+    # --- cancellation ---------------------------------------------------------------------------
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the turn was cancelled."""
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Mark the turn cancelled (from `session/cancel`, `session/close`, or a cancelled permission)."""
+        self._cancel.set()
+
+    async def wait_cancelled(self) -> None:
+        """Return when the turn is cancelled."""
+        await self._cancel.wait()
+
+    # --- tools ------------------------------------------------------------------------------------
+
+    def classify_tool(self, name: str, args: Mapping[str, Any] | None = None) -> ToolKind:
+        """The tool's ACP kind, with per-tool overrides."""
+        return classify_tool(name, args, self._tool_kinds)
+
+    def tool_locations(self, args: Mapping[str, Any] | None) -> list[tuple[str, int | None]]:
+        """Locations named by path-like arguments, resolved against the session's cwd."""
+        return tool_locations(args, self._session.cwd)
+
+    def tool_allowed(self, name: str, kind: ToolKind) -> bool:
+        """False when the current mode hides tools of this kind."""
+        return self._mode is None or self._mode.allows(kind)
+
+    def needs_permission(self, name: str, kind: ToolKind) -> bool:
+        """True when the mode or the policy asks before running this tool and no "always" answer covers it."""
+        if self.remembered.lookup(name) is not None:
+            return False
+        if self._mode is not None and self._mode.asks(kind):
+            return True
+        return self._policy is not None and self._policy.needs_permission(name, kind)
+
+    async def request_permission(
+        self,
+        tool_call_id: str,
+        *,
+        tool_name: str,
+        title: str,
+        kind: ToolKind = "other",
+        raw_input: Any = None,
+    ) -> PermissionDecision:
+        """Ask the client with the tool call's own id; remembers "always" answers; a cancel ends the turn."""
+        remembered = self.remembered.lookup(tool_name)
+        if remembered is not None:
+            return PermissionDecision(outcome=remembered, always=True)
+        if self.cancelled:
+            return PermissionDecision(outcome="cancelled")
+        if self._conn is None:
+            return PermissionDecision(outcome="reject")
+        await self._emit.flush()
+        options = permission_options(tool_name)
+        ask = asyncio.ensure_future(
+            self._conn.request_permission(
+                session_id=self._session.id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input
+                ),
+                options=options,
+            )
+        )
+        cancelled = asyncio.ensure_future(self._cancel.wait())
+        try:
+            await asyncio.wait({ask, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancelled.cancel()
+        if not ask.done():
+            ask.cancel()
+            return PermissionDecision(outcome="cancelled")
+        decision = decision_from_response(ask.result(), options)
+        if decision.outcome == "cancelled":
+            self.cancel()
+        self.remembered = self.remembered.remember(tool_name, decision)
+        return decision

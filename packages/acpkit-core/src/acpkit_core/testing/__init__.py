@@ -1,0 +1,9 @@
+"""Test your ACP agent like an editor would: [`AcpTestClient`][acpkit_core.testing.AcpTestClient]."""
+
+from __future__ import annotations
+
+from .client import AcpTestClient, PermissionAnswer
+from .results import PromptResult, ToolCallState
+from .scripted import ScriptedRunner
+
+__all__ = ["AcpTestClient", "PermissionAnswer", "PromptResult", "ScriptedRunner", "ToolCallState"]

@@ -1,0 +1,427 @@
+"""`AcpTestClient`: an ACP client for tests, over a real subprocess or an in-process socket pair."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import socket
+import tempfile
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
+
+import acp
+from acp import PROTOCOL_VERSION, text_block
+from acp.client.connection import ClientSideConnection
+from acp.schema import (
+    AllowedOutcome,
+    AudioContentBlock,
+    BooleanConfigOptionCapabilities,
+    ClientCapabilities,
+    ClientSessionCapabilities,
+    CreateTerminalResponse,
+    DeniedOutcome,
+    EmbeddedResourceContentBlock,
+    EnvVariable,
+    FileSystemCapabilities,
+    ForkSessionResponse,
+    ImageContentBlock,
+    Implementation,
+    InitializeResponse,
+    KillTerminalResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PermissionOption,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    ResourceContentBlock,
+    ResumeSessionResponse,
+    SessionConfigOptionsCapabilities,
+    SetSessionConfigOptionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    TextContentBlock,
+    ToolCallUpdate,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
+
+from .results import PromptResult
+from .terminals import Terminals
+
+if TYPE_CHECKING:
+    from ..server import AcpAgent
+
+__all__ = ["AcpTestClient", "PermissionAnswer", "PromptBlock"]
+
+STREAM_LIMIT = 50 * 1024 * 1024
+
+PromptBlock: TypeAlias = (
+    TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
+)
+PermissionAnswer: TypeAlias = Sequence[str] | Callable[[RequestPermissionRequest], str | Awaitable[str]]
+"""Option kinds or ids (`allow_once`, ..., or `cancelled`) used in order, or a function choosing one."""
+
+
+class AcpTestClient:
+    """An ACP client that records everything and answers the agent from a script.
+
+    Use [`spawn`][acpkit_core.testing.AcpTestClient.spawn] for an agent command over real
+    stdio, or [`connect`][acpkit_core.testing.AcpTestClient.connect] for an `AcpAgent` in this
+    process. Files and terminals are served for real, from `root` (a temporary directory by
+    default).
+    """
+
+    def __init__(
+        self,
+        *,
+        root: str | Path | None = None,
+        permission_answers: PermissionAnswer = (),
+        fs: bool = True,
+        terminal: bool = True,
+        boolean_options: bool = False,
+    ) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if root is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="acpkit-client-")
+            root = self._tmp.name
+        self.root = Path(root).resolve()
+        """Directory served as the client's workspace (the default session cwd)."""
+        self.permission_answers: PermissionAnswer = permission_answers
+        """How to answer `session/request_permission`; a list is consumed in order (default `allow_once`)."""
+        self.fs = fs
+        """Advertise and serve `fs/read_text_file` and `fs/write_text_file`."""
+        self.terminal = terminal
+        """Advertise and serve `terminal/*`."""
+        self.boolean_options = boolean_options
+        """Advertise boolean config options."""
+        self.updates: dict[str, list[Any]] = {}
+        """Every `session/update` by session id, in order (schema models)."""
+        self.permission_requests: list[RequestPermissionRequest] = []
+        """Every permission request received."""
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        """Every agent-to-client request as `(method, params)`, in order."""
+        self.terminals = Terminals()
+        """The terminals the agent created (real subprocesses)."""
+        self.conn: ClientSideConnection | None = None
+        """The SDK connection (set inside `spawn`/`connect`)."""
+        self.process: asyncio.subprocess.Process | None = None
+        """The agent process (with `spawn`)."""
+        self.stderr = ""
+        """What the agent process wrote to stderr so far (with `spawn`)."""
+        self.init: InitializeResponse | None = None
+        """The last `initialize` answer."""
+        self.last_session: NewSessionResponse | ForkSessionResponse | None = None
+        """The last `session/new` or `session/fork` answer."""
+        self._answer_index = 0
+        self._cancel_events: dict[str, asyncio.Event] = {}
+
+    # --- connecting ------------------------------------------------------------------------------
+
+    @classmethod
+    @asynccontextmanager
+    async def spawn(
+        cls,
+        command: str,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        **options: Any,
+    ) -> AsyncGenerator[AcpTestClient]:
+        """Start `command` and talk ACP over its stdin/stdout.
+
+        The child gets the SDK's trimmed environment, `ACPKIT_STATE_DIR` (when set here) and `env`.
+        """
+        client = cls(**options)
+        merged = {k: os.environ[k] for k in ("ACPKIT_STATE_DIR", "PYTHONPATH") if k in os.environ}
+        merged.update(env or {})
+        try:
+            async with acp.spawn_agent_process(
+                cast(acp.Client, client),  # serves only what a test needs
+                command,
+                *args,
+                env=merged,
+                cwd=cwd,
+                transport_kwargs={"limit": STREAM_LIMIT},
+                use_unstable_protocol=True,
+            ) as (conn, process):
+                client.conn = conn
+                client.process = process
+                drain = asyncio.ensure_future(client._drain_stderr(process))
+                try:
+                    yield client
+                finally:
+                    await client.terminals.close()
+                    await conn.close()
+                drain.cancel()
+        finally:
+            client._cleanup()
+
+    async def _drain_stderr(self, process: asyncio.subprocess.Process) -> None:
+        if process.stderr is None:
+            return
+        while line := await process.stderr.readline():
+            self.stderr += line.decode("utf-8", "replace")
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(cls, agent: AcpAgent, **options: Any) -> AsyncGenerator[AcpTestClient]:
+        """Serve `agent` in this process over a socket pair and connect to it."""
+        from ..server import serve_streams
+
+        client = cls(**options)
+        a, b = socket.socketpair()
+        agent_reader, agent_writer = await asyncio.open_connection(sock=a, limit=STREAM_LIMIT)
+        client_reader, client_writer = await asyncio.open_connection(sock=b, limit=STREAM_LIMIT)
+        server = asyncio.ensure_future(serve_streams(agent, agent_reader, agent_writer))
+        conn = acp.connect_to_agent(cast(acp.Client, client), client_writer, client_reader, use_unstable_protocol=True)
+        client.conn = conn
+        try:
+            yield client
+        finally:
+            await client.terminals.close()
+            client_writer.close()
+            await conn.close()
+            try:
+                await asyncio.wait_for(server, timeout=5)
+            except TimeoutError:
+                server.cancel()
+            agent_writer.close()
+            client._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    @property
+    def c(self) -> ClientSideConnection:
+        """The connection (raises outside `spawn`/`connect`)."""
+        if self.conn is None:
+            raise RuntimeError("AcpTestClient is not connected: use `async with AcpTestClient.spawn(...)`")
+        return self.conn
+
+    # --- agent methods -------------------------------------------------------------------------
+
+    async def initialize(self, *, protocol_version: int = PROTOCOL_VERSION, **kwargs: Any) -> InitializeResponse:
+        """Send `initialize` with this client's capabilities."""
+        caps = ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=self.fs, write_text_file=self.fs),
+            terminal=self.terminal,
+            session=ClientSessionCapabilities(
+                config_options=SessionConfigOptionsCapabilities(boolean=BooleanConfigOptionCapabilities())
+            )
+            if self.boolean_options
+            else None,
+        )
+        self.init = await self.c.initialize(
+            protocol_version=protocol_version,
+            client_capabilities=caps,
+            client_info=Implementation(name="acpkit-test-client", version="0"),
+            **kwargs,
+        )
+        return self.init
+
+    async def new_session(
+        self,
+        cwd: str | Path | None = None,
+        *,
+        mcp_servers: Sequence[Any] = (),
+        additional_directories: Sequence[str] = (),
+    ) -> str:
+        """`session/new`; returns the id (the full answer is `last_session`)."""
+        response = await self.c.new_session(
+            cwd=str(cwd or self.root),
+            mcp_servers=list(mcp_servers),
+            additional_directories=list(additional_directories) or None,
+        )
+        self.last_session = response
+        await self._settle(response.session_id)
+        return response.session_id
+
+    async def _settle(self, session_id: str, timeout: float = 0.5) -> None:
+        """Wait (briefly) for the updates an agent sends right after creating a session."""
+        updates = self.updates.setdefault(session_id, [])
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not updates and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.002)
+
+    async def prompt(
+        self, prompt: str | Sequence[PromptBlock], *, session_id: str, attachments: Sequence[PromptBlock] = ()
+    ) -> PromptResult:
+        """Send `session/prompt`; returns the response with the updates and permission requests it caused."""
+        blocks: list[PromptBlock] = [text_block(prompt)] if isinstance(prompt, str) else list(prompt)
+        blocks += list(attachments)
+        seen = len(self.updates.setdefault(session_id, []))
+        asked = len(self.permission_requests)
+        self._cancel_events[session_id] = asyncio.Event()
+        response = await self.c.prompt(session_id=session_id, prompt=blocks)
+        return PromptResult(
+            response=response,
+            updates=self.updates[session_id][seen:],
+            permission_requests=[r for r in self.permission_requests[asked:] if r.session_id == session_id],
+        )
+
+    async def cancel(self, session_id: str) -> None:
+        """Send `session/cancel` and answer this session's open permission requests `cancelled`."""
+        event = self._cancel_events.get(session_id)
+        if event is not None:
+            event.set()
+        await self.c.cancel(session_id=session_id)
+
+    async def load_session(
+        self, session_id: str, cwd: str | Path | None = None, *, mcp_servers: Sequence[Any] = ()
+    ) -> tuple[LoadSessionResponse, list[Any]]:
+        """`session/load`; returns the answer and the updates replayed before it."""
+        seen = len(self.updates.setdefault(session_id, []))
+        response = await self.c.load_session(
+            session_id=session_id, cwd=str(cwd or self.root), mcp_servers=list(mcp_servers)
+        )
+        await asyncio.sleep(0)
+        return response, self.updates[session_id][seen:]
+
+    async def resume_session(
+        self, session_id: str, cwd: str | Path | None = None, *, mcp_servers: Sequence[Any] = ()
+    ) -> ResumeSessionResponse:
+        """`session/resume`."""
+        return await self.c.resume_session(
+            session_id=session_id, cwd=str(cwd or self.root), mcp_servers=list(mcp_servers)
+        )
+
+    async def fork_session(self, session_id: str, cwd: str | Path | None = None) -> str:
+        """`session/fork`; returns the new id."""
+        response = await self.c.fork_session(session_id=session_id, cwd=str(cwd or self.root), mcp_servers=[])
+        self.last_session = response
+        await self._settle(response.session_id)
+        return response.session_id
+
+    async def list_sessions(self, *, cwd: str | Path | None = None, cursor: str | None = None) -> ListSessionsResponse:
+        """`session/list`."""
+        return await self.c.list_sessions(cwd=str(cwd) if cwd is not None else None, cursor=cursor)
+
+    async def close_session(self, session_id: str) -> None:
+        """`session/close`."""
+        await self.c.close_session(session_id=session_id)
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """`session/set_mode`."""
+        await self.c.set_session_mode(session_id=session_id, mode_id=mode_id)
+
+    async def set_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> SetSessionConfigOptionResponse:
+        """`session/set_config_option` (boolean values are sent with `type: boolean`)."""
+        if isinstance(value, bool):
+            return await self.c.set_config_option(session_id=session_id, config_id=config_id, value=value)
+        return await self.c.set_config_option(session_id=session_id, config_id=config_id, value=value)
+
+    # --- client methods (called by the agent) ------------------------------------------------------
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        """Record an update."""
+        self.updates.setdefault(session_id, []).append(update)
+
+    async def request_permission(
+        self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
+    ) -> RequestPermissionResponse:
+        """Answer from `permission_answers`; a `session/cancel` sent meanwhile answers `cancelled`."""
+        request = RequestPermissionRequest(options=options, session_id=session_id, tool_call=tool_call)
+        self.permission_requests.append(request)
+        self.requests.append(("session/request_permission", request.model_dump(by_alias=True, exclude_none=True)))
+        cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
+        choice = asyncio.ensure_future(self._choose(request))
+        waiter = asyncio.ensure_future(cancelled.wait())
+        await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if not choice.done():
+            choice.cancel()
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        answer = choice.result()
+        if answer == "cancelled":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        option_id = next((o.option_id for o in options if answer in (o.option_id, o.kind)), answer)
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
+
+    async def _choose(self, request: RequestPermissionRequest) -> str:
+        answers = self.permission_answers
+        if callable(answers):
+            result = answers(request)
+            return await result if inspect.isawaitable(result) else result
+        if self._answer_index < len(answers):
+            self._answer_index += 1
+            return answers[self._answer_index - 1]
+        return "allow_once"
+
+    async def read_text_file(
+        self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any
+    ) -> ReadTextFileResponse:
+        """Read a real file (`line` is 1-based)."""
+        self.requests.append(("fs/read_text_file", {"path": path, "line": line, "limit": limit}))
+        text = Path(path).read_text(encoding="utf-8")
+        if line is not None or limit is not None:
+            lines = text.splitlines(keepends=True)
+            start = max((line or 1) - 1, 0)
+            text = "".join(lines[start : start + limit] if limit is not None else lines[start:])
+        return ReadTextFileResponse(content=text)
+
+    async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:
+        """Write a real file."""
+        self.requests.append(("fs/write_text_file", {"path": path, "content": content}))
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(content, encoding="utf-8")
+        return WriteTextFileResponse()
+
+    async def create_terminal(
+        self,
+        command: str,
+        session_id: str,
+        args: list[str] | None = None,
+        cwd: str | None = None,
+        env: list[EnvVariable] | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        """Start a real subprocess."""
+        self.requests.append(("terminal/create", {"command": command, "args": args, "cwd": cwd}))
+        terminal_id = await self.terminals.create(
+            command,
+            args or [],
+            cwd=cwd or str(self.root),
+            env={e.name: e.value for e in env or []},
+            limit=output_byte_limit,
+        )
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+        """Output so far."""
+        t = self.terminals.get(terminal_id)
+        status = t.exit_status()
+        return TerminalOutputResponse(
+            output=t.output(),
+            truncated=t.truncated,
+            exit_status=TerminalExitStatus(exit_code=status[0], signal=status[1]) if status else None,
+        )
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        """Wait for the process to end."""
+        code, signal = await self.terminals.get(terminal_id).wait()
+        return WaitForTerminalExitResponse(exit_code=code, signal=signal)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
+        """Kill the process."""
+        self.requests.append(("terminal/kill", {"terminalId": terminal_id}))
+        self.terminals.get(terminal_id).kill()
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
+        """Kill if running and forget the terminal."""
+        self.requests.append(("terminal/release", {"terminalId": terminal_id}))
+        await self.terminals.release(terminal_id)
+        return ReleaseTerminalResponse()
