@@ -120,7 +120,9 @@ class ServerTurn:
         return tool_locations(args, self._session.cwd)
 
     def tool_allowed(self, name: str, kind: ToolKind) -> bool:
-        """False when the current mode hides tools of this kind."""
+        """False when the current mode hides tools of this kind or the policy denies the tool."""
+        if self._policy is not None and self._policy.decide(name, kind) == "deny":
+            return False
         return self._mode is None or self._mode.allows(kind)
 
     def needs_permission(self, name: str, kind: ToolKind) -> bool:

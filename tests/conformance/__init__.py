@@ -1,0 +1,1 @@
+"""The shared runner conformance suite (see `base.py`)."""

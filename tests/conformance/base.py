@@ -1,0 +1,209 @@
+"""The shared runner conformance suite: the same ACP scenarios against every runner.
+
+Each scenario drives an `AcpAgent` through a real JSON-RPC connection (`AcpTestClient.connect`)
+and asserts what the client sees. A runner's test module subclasses
+[`RunnerConformance`][] and provides one fixture, `agent_factory`: a function
+`(scenario, options) -> AcpAgent` building an agent whose framework behaves as the scenario
+says (for example a pydantic-ai `FunctionModel` or a fake LangChain chat model scripted for it).
+Always pass `options` through (it carries the store and the permission policy).
+
+```python
+# tests/pydantic/test_conformance.py
+from conformance.base import AgentFactory, RunnerConformance
+
+class TestPydanticConformance(RunnerConformance):
+    thoughts = True          # capability flags: set False to skip what the framework cannot do
+
+    @pytest.fixture
+    def agent_factory(self) -> AgentFactory:
+        def make(scenario: str, options: AgentOptions) -> AcpAgent:
+            return create_acp_agent(build_agent_for(scenario), **vars(options))
+        return make
+```
+
+What each scenario's agent must do (the prompt text is given for reference; the model may
+ignore it):
+
+| scenario | the agent |
+|---|---|
+| `text` | answers exactly `Hello from the agent.` (in one or more chunks) |
+| `thought` | streams some reasoning (thought chunks), then answers `Done thinking.` |
+| `tool_ok` | calls tool `read_file` with `{"path": "notes.txt"}`, which succeeds, then answers anything |
+| `tool_fail` | calls tool `read_file` with `{"path": "missing.txt"}`, which raises, then answers anything |
+| `permission` | calls tool `delete_file` with `{"path": "old.txt"}` (the policy in `options` asks first) |
+| `cancel_tool` | calls tool `slow_tool`, which waits 30 s (the test cancels while it runs) |
+| `memory` | turn 1 (`My name is Ada.`): anything; turn 2 (`What is my name?`): text containing `Ada` |
+| `bad_prompt` | answers anything (the test first sends an invalid prompt) |
+
+`memory` runs turn 2 on a *new* agent (a fresh `agent_factory("memory", options)` sharing the
+same SQLite file) after `session/load`, which checks that history survives a restart.
+
+Override a test only with a reason in its docstring.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from acp import RequestError
+from acp.schema import AgentMessageChunk, ImageContentBlock, ToolCallStart, UserMessageChunk
+from acpkit_core.config import AgentOptions
+from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.server import AcpAgent
+from acpkit_core.testing import AcpTestClient
+
+__all__ = ["AgentFactory", "RunnerConformance"]
+
+AgentFactory = Callable[[str, AgentOptions], AcpAgent]
+"""`(scenario, options) -> AcpAgent`."""
+
+
+class RunnerConformance:
+    """Base class of a runner's conformance tests (not collected itself: its name does not start with `Test`)."""
+
+    thoughts: ClassVar[bool] = True
+    """The framework streams reasoning."""
+    permissions: ClassVar[bool] = True
+    """The runner asks permission through `turn.request_permission`."""
+    cancel_mid_tool: ClassVar[bool] = True
+    """A running tool is interrupted by `session/cancel`."""
+    history: ClassVar[bool] = True
+    """The framework's history survives a restart (`memory`)."""
+
+    @pytest.fixture
+    def agent_factory(self) -> AgentFactory:
+        """Override: build the agent for a scenario."""
+        raise NotImplementedError("subclass RunnerConformance and provide the `agent_factory` fixture")
+
+    @pytest.fixture
+    def options(self, tmp_path: Path) -> AgentOptions:
+        """Options every scenario uses: a SQLite store in a temp dir and a policy asking before `delete_*`."""
+        return AgentOptions(
+            store=str(tmp_path / "sessions.sqlite3"), permission_policy=PermissionPolicy(ask=["delete_*"])
+        )
+
+    # --- scenarios ---------------------------------------------------------------------------------
+
+    async def test_text(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        async with AcpTestClient.connect(agent_factory("text", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Say hello.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        assert r.text == "Hello from the agent."
+        ids = {u.message_id for u in r.updates if isinstance(u, AgentMessageChunk)}
+        assert len(ids) == 1 and None not in ids
+
+    async def test_thought(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        if not self.thoughts:
+            pytest.skip("the framework does not stream reasoning")
+        async with AcpTestClient.connect(agent_factory("thought", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Think first.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        assert r.thoughts.strip()
+        assert r.text == "Done thinking."
+        assert r.kinds.index("agent_thought_chunk") < r.kinds.index("agent_message_chunk")
+
+    async def test_tool_completed(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        async with AcpTestClient.connect(agent_factory("tool_ok", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            (c.root / "notes.txt").write_text("remember the milk\n")
+            r = await c.prompt("Read notes.txt.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        (call,) = r.tool_calls.values()
+        assert call.title and call.kind == "read"
+        assert call.status == "completed"
+        assert call.statuses[-1] == "completed" and "failed" not in call.statuses
+        start = next(u for u in r.updates if isinstance(u, ToolCallStart))
+        assert start.raw_input == {"path": "notes.txt"}
+
+    async def test_tool_failed(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        async with AcpTestClient.connect(agent_factory("tool_fail", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Read missing.txt.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        (call,) = r.tool_calls.values()
+        assert call.status == "failed"
+
+    @pytest.mark.parametrize("answer", ["allow_once", "reject_once"])
+    async def test_permission(self, agent_factory: AgentFactory, options: AgentOptions, answer: str) -> None:
+        if not self.permissions:
+            pytest.skip("the runner does not ask permission")
+        async with AcpTestClient.connect(agent_factory("permission", options), permission_answers=[answer]) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Delete old.txt.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        (request,) = r.permission_requests
+        (call,) = r.tool_calls.values()
+        assert request.tool_call.tool_call_id == call.id
+        assert {o.kind for o in request.options} == {"allow_once", "allow_always", "reject_once", "reject_always"}
+        assert call.status == ("completed" if answer == "allow_once" else "failed")
+
+    async def test_cancel_mid_tool(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        if not self.cancel_mid_tool:
+            pytest.skip("the runner cannot interrupt a tool")
+        async with AcpTestClient.connect(agent_factory("cancel_tool", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            task = asyncio.ensure_future(c.prompt("Run the slow tool.", session_id=sid))
+            for _ in range(200):
+                if any(isinstance(u, ToolCallStart) for u in c.updates[sid]):
+                    break
+                await asyncio.sleep(0.01)
+            started = time.monotonic()
+            await c.cancel(sid)
+            r = await asyncio.wait_for(task, 5)
+            elapsed = time.monotonic() - started
+            after = await c.prompt("Say hello.", session_id=sid)
+        assert r.stop_reason == "cancelled"
+        assert elapsed < 1.0
+        (call,) = r.tool_calls.values()
+        assert call.status in ("failed", "completed")
+        assert after.stop_reason in ("end_turn", "cancelled") and not isinstance(after.response, Exception)
+
+    async def test_load_after_restart(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            first = await c.prompt("My name is Ada.", session_id=sid)
+        assert first.stop_reason == "end_turn"
+        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
+            await c.initialize()
+            _, replayed = await c.load_session(sid)
+            user = "".join(
+                u.content.text for u in replayed if isinstance(u, UserMessageChunk) and u.content.type == "text"
+            )
+            agent = "".join(
+                u.content.text for u in replayed if isinstance(u, AgentMessageChunk) and u.content.type == "text"
+            )
+            assert user == "My name is Ada."
+            assert agent == first.text
+            second = await c.prompt("What is my name?", session_id=sid)
+        assert second.stop_reason == "end_turn"
+        if self.history:
+            assert "Ada" in second.text
+
+    async def test_bad_prompt(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        async with AcpTestClient.connect(agent_factory("bad_prompt", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            bad = ImageContentBlock(type="image", data="not base64!", mime_type="image/png")
+            with pytest.raises(RequestError) as info:
+                await c.prompt([bad], session_id=sid)
+            r = await c.prompt("Say hello.", session_id=sid)
+            _, replayed = await c.load_session(sid)
+        assert info.value.code == -32602
+        assert "prompt[0]" in str(info.value)
+        assert r.stop_reason == "end_turn"
+        users = [u for u in replayed if isinstance(u, UserMessageChunk)]
+        assert len(users) == 1  # the refused prompt left no trace
