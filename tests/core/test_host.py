@@ -33,9 +33,12 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
+from acpkit_core.config import AgentOptions
 from acpkit_core.errors import HostError, HostUnavailableError, PathPolicyError, UserError
 from acpkit_core.host import ClientHost
 from acpkit_core.runner import ClientInfo, Session
+from acpkit_core.server import AcpAgent
+from acpkit_core.testing import AcpTestClient, ScriptedRunner
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -60,6 +63,8 @@ class FsTerminalClient:
         self.terminals: dict[str, _Proc] = {}
         self.released: list[str] = []
         self.killed: list[str] = []
+        self.create_gate: asyncio.Event | None = None
+        """When set, `terminal/create` waits for this event before starting the command."""
 
     # --- fs -----------------------------------------------------------------------------------
     async def read_text_file(
@@ -93,6 +98,8 @@ class FsTerminalClient:
         **kwargs: Any,
     ) -> CreateTerminalResponse:
         self.requests.append(("terminal/create", {"command": command, "args": args, "cwd": cwd}))
+        if self.create_gate is not None:
+            await self.create_gate.wait()
         process = await asyncio.create_subprocess_exec(
             command,
             *(args or []),
@@ -431,3 +438,58 @@ async def test_kill_a_live_terminal(project: Path) -> None:
         assert client.released == [terminal.id]
         with pytest.raises(HostError, match="terminal/output"):
             await terminal.output()
+
+
+async def test_cancelled_while_creating_still_releases(project: Path) -> None:
+    async with connection() as (conn, client):
+        host = ClientHost(conn, SESSION, ALL, cwd=str(project))
+        gate = client.create_gate = asyncio.Event()
+        task = asyncio.create_task(host.run("sleep", ["30"]))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        assert not task.done()  # still waiting for the client's answer
+        gate.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert [name for name, _ in client.requests] == ["terminal/create", "terminal/release"]
+        assert client.released == ["term-1"]
+
+
+# --- through the server: what a runner gets as `turn.host` ------------------------------------
+
+
+async def test_turn_host_through_the_server() -> None:
+    agent = AcpAgent(ScriptedRunner(), AgentOptions(store="memory"))
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        (c.root / "a.txt").write_text("hello file")
+        r = await c.prompt(f"read {c.root}/a.txt", session_id=sid)
+        assert (r.stop_reason, r.text) == ("end_turn", "hello file")
+        r = await c.prompt(f"write {c.root}/sub/../b.txt new text", session_id=sid)
+        assert r.text == f"wrote {c.root}/sub/../b.txt"
+        assert (c.root / "b.txt").read_text() == "new text"
+        r = await c.prompt("run sh -c 'echo hi; exit 2'", session_id=sid)
+        assert r.text == "exit 2: hi"
+        sent = [name for name, _ in c.requests]
+        assert sent == ["fs/read_text_file", "fs/write_text_file", "terminal/create", "terminal/release"]
+        assert c.requests[1][1]["path"] == f"{c.root}/b.txt"  # normalised before it is sent
+
+        r = await c.prompt(f"read {c.root.parent}/elsewhere.txt", session_id=sid)
+        assert r.text == (
+            f"The agent failed: PathPolicyError: {c.root.parent}/elsewhere.txt is outside the session's "
+            f"directories: {c.root}."
+        )
+        assert len(c.requests) == len(sent)  # refused before anything reached the client
+
+
+async def test_turn_host_when_the_client_offers_nothing() -> None:
+    agent = AcpAgent(ScriptedRunner(), AgentOptions(store="memory"))
+    async with AcpTestClient.connect(agent, fs=False, terminal=False) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt(f"read {c.root}/a.txt", session_id=sid)
+        assert r.text == "The agent failed: HostUnavailableError: the client did not advertise fs.readTextFile."
+        r = await c.prompt("run true", session_id=sid)
+        assert r.text == "The agent failed: HostUnavailableError: the client did not advertise terminal."
+        assert c.requests == []

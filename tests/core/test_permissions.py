@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 from acp.schema import AllowedOutcome, DeniedOutcome, PermissionOption, RequestPermissionResponse, ToolKind
+from acpkit_core.config import STANDARD_MODES, Mode
 from acpkit_core.errors import UserError
 from acpkit_core.permissions import (
     Decision,
     PermissionPolicy,
     RememberedPermissions,
     decision_from_response,
+    effective_decision,
     permission_options,
 )
 from acpkit_core.runner import PermissionDecision
@@ -232,3 +234,36 @@ def test_remembered_keeps_the_last_always_answer(answers: list[tuple[str, str, b
             last[tool] = outcome
     assert {t: remembered.lookup(t) for t in "abc"} == {t: last.get(t) for t in "abc"}
     assert RememberedPermissions.from_json(remembered.to_json()) == remembered
+
+
+# --- the whole chain ------------------------------------------------------------------------------
+
+INTERACTIVE, READONLY = (next(m for m in STANDARD_MODES if m.id == i) for i in ("interactive", "readonly"))
+REMEMBERED = RememberedPermissions(allowed=frozenset({"write_file", "nuke"}), rejected=frozenset({"bash"}))
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "mode", "remembered", "expected"),
+    [
+        ("grep", "search", None, None, "allow"),
+        ("write_file", "edit", None, None, "ask"),  # policy pattern
+        ("write_file", "edit", None, REMEMBERED, "allow"),  # remembered "always allow"
+        ("bash", "execute", None, REMEMBERED, "deny"),  # remembered "always reject" is never "no need to ask"
+        ("nuke", "other", None, REMEMBERED, "deny"),  # a developer's deny beats a remembered allow
+        ("edit", "edit", INTERACTIVE, None, "ask"),  # the mode asks for edits
+        ("edit", "edit", INTERACTIVE, RememberedPermissions(allowed=frozenset({"edit"})), "allow"),
+        ("ls", "search", INTERACTIVE, None, "allow"),
+        ("edit", "edit", READONLY, None, "deny"),  # the mode hides edits
+        ("ls", "execute", READONLY, None, "deny"),  # even when the policy allows the tool
+        ("grep", "search", READONLY, None, "allow"),
+    ],
+)
+def test_effective_decision(
+    name: str, kind: ToolKind, mode: Mode | None, remembered: RememberedPermissions | None, expected: Decision
+) -> None:
+    assert effective_decision(name, kind, policy=POLICY, mode=mode, remembered=remembered) == expected
+
+
+def test_effective_decision_without_policy() -> None:
+    assert effective_decision("rm", "delete") == "allow"
+    assert effective_decision("rm", "delete", mode=INTERACTIVE) == "ask"

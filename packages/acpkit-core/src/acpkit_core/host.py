@@ -382,17 +382,27 @@ class ClientHost:
         if output_byte_limit is not None and output_byte_limit < 1:
             raise UserError(f"create_terminal: output_byte_limit must be positive, got {output_byte_limit}")
         directory = self.check_path(cwd) if cwd is not None else self.cwd
-        response = await _call(
-            "terminal/create",
-            conn.create_terminal(
-                self.session_id,
-                command,
-                args=list(args),
-                env=_env_list(env),
-                cwd=directory,
-                output_byte_limit=output_byte_limit,
-            ),
+        create = asyncio.ensure_future(
+            _call(
+                "terminal/create",
+                conn.create_terminal(
+                    self.session_id,
+                    command,
+                    args=list(args),
+                    env=_env_list(env),
+                    cwd=directory,
+                    output_byte_limit=output_byte_limit,
+                ),
+            )
         )
+        try:
+            response = await asyncio.shield(create)
+        except asyncio.CancelledError:
+            # The client may already be running the command: release it once we learn its id.
+            with contextlib.suppress(HostError, TimeoutError):
+                created = await asyncio.wait_for(create, _CLEANUP_TIMEOUT)
+                await asyncio.wait_for(Terminal(conn, self.session_id, created.terminal_id).release(), _CLEANUP_TIMEOUT)
+            raise
         return Terminal(conn, self.session_id, response.terminal_id)
 
     async def run(

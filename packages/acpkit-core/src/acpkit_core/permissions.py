@@ -9,10 +9,11 @@ answer into a [`PermissionDecision`][acpkit_core.runner.PermissionDecision].
 [`RememberedPermissions`][acpkit_core.permissions.RememberedPermissions] keeps the user's
 "always" answers for one session in a JSON-serialisable form.
 
-The server composes them for every tool call:
+[`effective_decision`][acpkit_core.permissions.effective_decision] composes them for one tool call:
 
 1. `policy.decide(name, kind)` gives `allow`, `ask` or `deny`;
-2. the session's mode may turn `allow` into `ask` (for example `interactive` and an `edit` tool);
+2. a mode that hides the tool's kind turns it into `deny`; a mode that asks for the kind turns
+   `allow` into `ask` (for example `interactive` and an `edit` tool);
 3. `remembered.apply(name, decision)` turns `ask` into `allow`/`deny` when the user answered
    "always" for this tool earlier in the session.
 """
@@ -23,18 +24,22 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
-from typing import Any, Literal, TypeAlias, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, get_args
 
 from acp.schema import PermissionOption, PermissionOptionKind, RequestPermissionResponse, ToolKind
 
 from .errors import UserError
 from .runner import PermissionDecision
 
+if TYPE_CHECKING:
+    from .config import Mode
+
 __all__ = [
     "Decision",
     "PermissionPolicy",
     "RememberedPermissions",
     "decision_from_response",
+    "effective_decision",
     "permission_options",
 ]
 
@@ -279,3 +284,29 @@ class RememberedPermissions:
             sets.append(frozenset(cast(Sequence[str], names)))
         allowed, rejected = sets
         return cls(allowed=allowed - rejected, rejected=rejected)
+
+
+def effective_decision(
+    name: str,
+    kind: ToolKind,
+    *,
+    policy: PermissionPolicy | None = None,
+    mode: Mode | None = None,
+    remembered: RememberedPermissions | None = None,
+) -> Decision:
+    """What to do about one tool call, all rules considered.
+
+    The policy decides first (no policy: `allow`). A developer's `deny` is final. The mode then
+    denies kinds it hides and asks for kinds it asks about. Last, a remembered "always" answer
+    settles an `ask` without asking again, in either direction: a remembered "always reject" gives
+    `deny`, so a caller that only runs tools on `allow` never runs it.
+    """
+    decision = policy.decide(name, kind) if policy is not None else "allow"
+    if decision == "deny":
+        return "deny"
+    if mode is not None:
+        if not mode.allows(kind):
+            return "deny"
+        if mode.asks(kind):
+            decision = "ask"
+    return remembered.apply(name, decision) if remembered is not None else decision
