@@ -1,0 +1,444 @@
+"""The core server over an in-process connection: sessions, turns, errors, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from acp import RequestError
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AvailableCommandsUpdate,
+    RequestPermissionRequest,
+    SessionInfoUpdate,
+    ToolCallStart,
+    UsageUpdate,
+    UserMessageChunk,
+)
+from acpkit_core.config import AgentOptions
+from acpkit_core.runner import Session, StopReason, Turn
+from acpkit_core.server import AcpAgent, RunnerCapabilities
+from acpkit_core.testing import AcpTestClient, ScriptedRunner
+
+
+def scripted(**options: object) -> AcpAgent:
+    return AcpAgent(ScriptedRunner(), AgentOptions(store="memory", **options))  # type: ignore[arg-type]
+
+
+# --- initialize -----------------------------------------------------------------------------------
+
+
+class ImageRunner(ScriptedRunner):
+    @property
+    def capabilities(self) -> RunnerCapabilities:
+        return RunnerCapabilities(image=True, audio=False, mcp_http=True)
+
+
+async def test_initialize_advertises_exactly_what_works() -> None:
+    agent = AcpAgent(ImageRunner(), AgentOptions(store="memory", name="n", title="T", version="9"))
+    async with AcpTestClient.connect(agent) as c:
+        init = await c.initialize()
+        again = await c.initialize(protocol_version=99)
+    wire = init.model_dump(by_alias=True, exclude_none=True)
+    assert wire["protocolVersion"] == 1 and again.protocol_version == 1
+    assert wire["agentInfo"] == {"name": "n", "title": "T", "version": "9"}
+    caps = wire["agentCapabilities"]
+    assert caps["loadSession"] is True
+    assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
+    assert caps["mcpCapabilities"] == {"http": True, "sse": False, "acp": False}
+    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "fork": {}}
+    assert wire["authMethods"] == []
+    assert agent.client.read_text_file and agent.client.terminal and not agent.client.boolean_config_options
+
+
+# --- session lifecycle ----------------------------------------------------------------------------
+
+
+async def test_new_prompt_list_and_title() -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        assert isinstance(c.updates[sid][0], AvailableCommandsUpdate)
+        r = await c.prompt("  Fix   the\nlogin bug please ", session_id=sid)
+        assert r.text == "echo:   Fix   the\nlogin bug please "
+        info = next(u for u in r.updates if isinstance(u, SessionInfoUpdate))
+        assert info.title == "Fix the login bug please"
+        r2 = await c.prompt("second", session_id=sid)
+        assert not any(isinstance(u, SessionInfoUpdate) for u in r2.updates)
+        listed = await c.list_sessions()
+    (s,) = listed.sessions
+    assert s.session_id == sid and s.title == "Fix the login bug please" and s.cwd == str(c.root)
+    assert s.updated_at and s.updated_at.endswith("Z")
+
+
+async def test_load_replays_whole_transcript_in_final_state() -> None:
+    agent = scripted()
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.prompt('think hmm\nsay one two\ntool read_file ok {"path": "a.txt"}\nplan x | y', session_id=sid)
+        await c.prompt("say three", session_id=sid)
+        _, replayed = await c.load_session(sid)
+    kinds = [u.session_update for u in replayed]
+    assert kinds == [
+        "user_message_chunk",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "plan",
+        "user_message_chunk",
+        "agent_message_chunk",
+        "available_commands_update",
+    ]
+    assert replayed[2].content.text == "one two"
+    tool = replayed[3]
+    assert isinstance(tool, ToolCallStart)
+    assert tool.status == "completed" and tool.raw_output == "read_file done" and tool.kind == "read"
+    assert tool.locations and tool.locations[0].path == str(c.root / "a.txt")
+    assert isinstance(replayed[4], AgentPlanUpdate) and [e.content for e in replayed[4].entries] == ["x", "y"]
+
+
+async def test_resume_does_not_replay_and_fork_copies(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.sqlite3")
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store=store))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.prompt("remember this", session_id=sid)
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store=store))) as c:
+        await c.initialize()
+        await c.resume_session(sid)
+        assert [u.session_update for u in c.updates[sid]] == ["available_commands_update"]
+        r = await c.prompt("history", session_id=sid)
+        assert r.text == "remember this"
+        fork = await c.fork_session(sid)
+        assert fork != sid
+        r = await c.prompt("history", session_id=fork)
+        assert r.text == "remember this | history"
+        r = await c.prompt("history", session_id=sid)
+        assert r.text == "remember this | history"
+        _, replayed = await c.load_session(fork)
+        listed = await c.list_sessions()
+    users = [u.content.text for u in replayed if isinstance(u, UserMessageChunk)]
+    assert users == ["remember this", "history", "history"]
+    assert {s.session_id for s in listed.sessions} == {sid, fork}
+
+
+async def test_list_cwd_filter_and_paging(tmp_path: Path) -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        a = [await c.new_session(cwd=tmp_path / "a") for _ in range(3)]
+        await c.new_session(cwd=tmp_path / "b")
+        only_a = await c.list_sessions(cwd=tmp_path / "a")
+        none = await c.list_sessions(cwd=tmp_path / "zzz")
+        with pytest.raises(RequestError) as info:
+            await c.list_sessions(cursor="!!")
+    assert sorted(s.session_id for s in only_a.sessions) == sorted(a)
+    assert only_a.next_cursor is None
+    assert none.sessions == []
+    assert info.value.code == -32602
+
+
+async def test_list_paging_over_the_wire() -> None:
+    agent = scripted()
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        ids = {await c.new_session() for _ in range(55)}
+        first = await c.list_sessions()
+        assert first.next_cursor is not None
+        second = await c.list_sessions(cursor=first.next_cursor)
+    assert len(first.sessions) == 50 and len(second.sessions) == 5 and second.next_cursor is None
+    assert {s.session_id for s in [*first.sessions, *second.sessions]} == ids
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+async def test_unknown_session_is_32002_with_the_id() -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        calls = [
+            c.prompt("hi", session_id="ghost"),
+            c.load_session("ghost"),
+            c.resume_session("ghost"),
+            c.fork_session("ghost"),
+            c.close_session("ghost"),
+            c.set_mode("ghost", "x"),
+            c.set_config_option("ghost", "x", "y"),
+        ]
+        for call in calls:
+            with pytest.raises(RequestError) as info:
+                await call
+            assert info.value.code == -32002
+            assert "ghost" in str(info.value)
+        await c.cancel("ghost")  # a notification: no error
+
+
+async def test_relative_cwd_is_invalid_params() -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        with pytest.raises(RequestError) as info:
+            await c.new_session(cwd="relative/dir")
+    assert info.value.code == -32602
+
+
+async def test_busy_session_refuses_a_second_prompt() -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        first = asyncio.ensure_future(c.prompt("sleep 0.3\nsay done", session_id=sid))
+        await asyncio.sleep(0.05)
+        with pytest.raises(RequestError) as info:
+            await c.prompt("say again", session_id=sid)
+        r = await first
+    assert info.value.code == -32600
+    assert "still running a turn" in str(info.value)
+    assert r.text == "done" and r.stop_reason == "end_turn"
+
+
+async def test_runner_exception_is_visible_logged_and_harmless(caplog: pytest.LogCaptureFixture) -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.prompt("say first", session_id=sid)
+        with caplog.at_level(logging.ERROR, logger="acpkit_core.server"):
+            r = await c.prompt("tool bash open\nfail disk on fire\nsecret", session_id=sid)
+        after = await c.prompt("history", session_id=sid)
+    assert r.stop_reason == "end_turn"
+    assert r.text == "The agent failed: RuntimeError: disk on fire."
+    (call,) = r.tool_calls.values()
+    assert call.status == "failed"
+    assert sid in caplog.text and "RuntimeError" in caplog.text
+    assert after.text == "say first"  # state from before the failed turn, no traceback in it
+
+
+# --- turns: emitter guarantees ----------------------------------------------------------------------
+
+
+class EmitterRunner:
+    async def run_turn(self, turn: Turn) -> StopReason:
+        await turn.emit.text("a")
+        await turn.emit.text("b")
+        turn.emit.new_message()
+        await turn.emit.text("c")
+        await turn.emit.tool_call("left-open", title="x")
+        from acpkit_core.runner import PlanItem, TurnUsage
+
+        plan = [PlanItem(content="p1"), PlanItem(content="p2", status="completed")]
+        await turn.emit.plan(plan)
+        await turn.emit.plan(plan)
+        await turn.emit.plan([*plan, PlanItem(content="p3")])
+        await turn.emit.usage(TurnUsage(input_tokens=10, output_tokens=2, context_size=1000))
+        await turn.emit.usage(TurnUsage(input_tokens=20, output_tokens=3, thought_tokens=1))
+        return "max_tokens"
+
+
+async def test_emitter_message_ids_plans_usage_and_open_tool_calls() -> None:
+    async with AcpTestClient.connect(AcpAgent(EmitterRunner(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("go", session_id=sid)
+    chunks = [u for u in r.updates if isinstance(u, AgentMessageChunk)]
+    assert [u.content.text for u in chunks] == ["a", "b", "c"]
+    assert chunks[0].message_id == chunks[1].message_id != chunks[2].message_id
+    plans = [u for u in r.updates if isinstance(u, AgentPlanUpdate)]
+    assert [len(p.entries) for p in plans] == [2, 3]
+    (usage_update,) = [u for u in r.updates if isinstance(u, UsageUpdate)]
+    assert (usage_update.used, usage_update.size) == (12, 1000)
+    assert r.usage is not None
+    assert (r.usage.input_tokens, r.usage.output_tokens, r.usage.thought_tokens, r.usage.total_tokens) == (30, 5, 1, 36)
+    assert r.stop_reason == "max_tokens"
+    assert r.tool_calls["left-open"].statuses == ["pending", "failed"]
+
+
+class BurstRunner:
+    async def run_turn(self, turn: Turn) -> StopReason:
+        for i in range(200):
+            await turn.emit.text(f"{i},")
+        await turn.emit.thought("t")
+        await turn.emit.text("end")
+        return "end_turn"
+
+
+@pytest.mark.parametrize("coalesce_ms", [0, 50])
+async def test_coalescing(coalesce_ms: float) -> None:
+    agent = AcpAgent(BurstRunner(), AgentOptions(store="memory", coalesce_ms=coalesce_ms))
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("go", session_id=sid)
+    assert r.text == "".join(f"{i}," for i in range(200)) + "end"
+    n = len([u for u in r.updates if isinstance(u, AgentMessageChunk)])
+    if coalesce_ms:
+        assert n < 20
+        assert r.kinds.index("agent_thought_chunk") < len(r.kinds) - 1
+    else:
+        assert n == 201
+
+
+# --- cancellation ----------------------------------------------------------------------------------
+
+
+async def _wait_for(c: AcpTestClient, sid: str, kind: type) -> None:
+    for _ in range(300):
+        if any(isinstance(u, kind) for u in c.updates.get(sid, [])) or (
+            kind is RequestPermissionRequest and c.permission_requests
+        ):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"no {kind.__name__}")
+
+
+async def test_cancel_during_tool_call_is_fast_and_closes_it() -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        task = asyncio.ensure_future(c.prompt("say start\ntool bash open\nsleep 30", session_id=sid))
+        await _wait_for(c, sid, ToolCallStart)
+        t0 = time.monotonic()
+        await c.cancel(sid)
+        r = await task
+        elapsed = time.monotonic() - t0
+        _, replayed = await c.load_session(sid)
+    assert r.stop_reason == "cancelled"
+    assert elapsed < 0.3
+    assert r.text == "start"
+    (call,) = r.tool_calls.values()
+    assert call.statuses == ["pending", "in_progress", "failed"]
+    assert any(isinstance(u, ToolCallStart) and u.status == "failed" for u in replayed)
+
+
+async def test_cancel_during_permission_request() -> None:
+    never = asyncio.Event()
+
+    async def hold(request: RequestPermissionRequest) -> str:
+        await never.wait()
+        return "allow_once"
+
+    async with AcpTestClient.connect(scripted(), permission_answers=hold) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        task = asyncio.ensure_future(c.prompt("ask delete_file", session_id=sid))
+        await _wait_for(c, sid, RequestPermissionRequest)
+        await c.cancel(sid)
+        r = await asyncio.wait_for(task, 2)
+    assert r.stop_reason == "cancelled"
+    assert r.tool_calls[r.permission_requests[0].tool_call.tool_call_id].status == "failed"
+
+
+class StubbornRunner:
+    """Ignores cancellation flags and sleeps: the server must still end the turn."""
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        await turn.emit.text("working")
+        await asyncio.sleep(30)
+        return "end_turn"
+
+
+async def test_close_session_cancels_the_running_turn() -> None:
+    async with AcpTestClient.connect(AcpAgent(StubbornRunner(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        task = asyncio.ensure_future(c.prompt("go", session_id=sid))
+        await _wait_for(c, sid, AgentMessageChunk)
+        t0 = time.monotonic()
+        await c.close_session(sid)
+        r = await task
+    assert r.stop_reason == "cancelled"
+    assert time.monotonic() - t0 < 0.3
+
+
+# --- permissions ------------------------------------------------------------------------------------
+
+
+async def test_always_answers_are_remembered_and_persisted(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.sqlite3")
+    async with AcpTestClient.connect(
+        AcpAgent(ScriptedRunner(), AgentOptions(store=store)), permission_answers=["allow_always", "reject_always"]
+    ) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r1 = await c.prompt("ask delete_file", session_id=sid)
+        r2 = await c.prompt("ask delete_file\nask rm_all", session_id=sid)
+    assert len(r1.permission_requests) == 1 and len(r2.permission_requests) == 1
+    assert [t.status for t in r2.tool_calls.values()] == ["completed", "failed"]
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store=store))) as c:
+        await c.initialize()
+        await c.resume_session(sid)
+        r3 = await c.prompt("ask delete_file\nask rm_all", session_id=sid)
+    assert r3.permission_requests == []
+    assert [t.status for t in r3.tool_calls.values()] == ["completed", "failed"]
+
+
+# --- concurrency and hooks --------------------------------------------------------------------------
+
+
+async def test_two_sessions_run_concurrently_on_one_connection() -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        a, b = await c.new_session(), await c.new_session()
+        t0 = time.monotonic()
+        ra, rb = await asyncio.gather(
+            c.prompt("sleep 0.3\nsay from a", session_id=a), c.prompt("sleep 0.3\nsay from b", session_id=b)
+        )
+        elapsed = time.monotonic() - t0
+    assert (ra.text, rb.text) == ("from a", "from b")
+    assert elapsed < 0.55
+
+
+async def test_fifty_sessions_at_once() -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        ids = await asyncio.gather(*(c.new_session() for _ in range(50)))
+        results = await asyncio.gather(*(c.prompt(f"say n{i}", session_id=s) for i, s in enumerate(ids)))
+        listed = await c.list_sessions()
+    assert [r.text for r in results] == [f"n{i}" for i in range(50)]
+    assert len(listed.sessions) == 50
+
+
+class HookRunner(ScriptedRunner):
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, str]] = []
+
+    async def open_session(self, session: Session) -> None:
+        self.events.append(("open", session.id))
+
+    async def close_session(self, session: Session) -> None:
+        self.events.append(("close", session.id))
+
+
+async def test_session_hooks() -> None:
+    runner = HookRunner()
+    async with AcpTestClient.connect(AcpAgent(runner, AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        a = await c.new_session()
+        b = await c.new_session()
+        await c.close_session(a)
+        await c.load_session(a)
+        f = await c.fork_session(b)
+    assert runner.events[:5] == [("open", a), ("open", b), ("close", a), ("open", a), ("open", f)]
+    assert sorted(runner.events[5:]) == sorted([("close", a), ("close", b), ("close", f)])
+
+
+async def test_host_reads_and_runs_through_the_client() -> None:
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        (c.root / "f.txt").write_text("file body")
+        r = await c.prompt(f"read {c.root / 'f.txt'}", session_id=sid)
+        w = await c.prompt(f"write {c.root / 'g.txt'} hello", session_id=sid)
+        run = await c.prompt("run echo hi", session_id=sid)
+        assert (c.root / "g.txt").read_text() == "hello"
+    assert r.text == "file body"
+    assert w.text.startswith("wrote")
+    assert run.text == "exit 0: hi"
+    assert [m for m, _ in c.requests] == [
+        "fs/read_text_file",
+        "fs/write_text_file",
+        "terminal/create",
+        "terminal/release",
+    ]

@@ -1,0 +1,186 @@
+"""Session stores: the memory store and SQLite behave the same; SQLite is atomic and shareable."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from acpkit_core.errors import SessionNotFoundError
+from acpkit_core.runner import HttpMcpServer, Session, StdioMcpServer
+from acpkit_core.store import (
+    InvalidCursorError,
+    MemoryStore,
+    SessionStore,
+    SqliteStore,
+    default_store_path,
+    open_store,
+)
+
+
+def _session(sid: str, cwd: str = "/work", updated: str = "2026-01-01T00:00:00.000000Z") -> Session:
+    return Session(
+        id=sid,
+        cwd=cwd,
+        mcp_servers=(
+            StdioMcpServer(name="fs", command="/bin/fs", args=("-v",), env={"A": "1"}),
+            HttpMcpServer(name="web", url="http://x", headers={"H": "v"}),
+        ),
+        additional_directories=("/extra",),
+        mode_id="agentic",
+        config={"mode": "agentic", "flag": True},
+        state={"history": [{"role": "user", "text": "hi"}]},
+        title="t",
+        created_at=updated,
+        updated_at=updated,
+    )
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    s: SessionStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "s.sqlite3")
+    yield s
+    await s.close()
+
+
+async def test_round_trip(store: SessionStore) -> None:
+    original = _session("a")
+    await store.create(original, server={"permissions": {"allow_always": ["x"], "reject_always": []}})
+    got = await store.get("a")
+    assert got.session == original
+    assert got.server == {"permissions": {"allow_always": ["x"], "reject_always": []}}
+    assert got.session is not original
+
+
+async def test_unknown_session(store: SessionStore) -> None:
+    with pytest.raises(SessionNotFoundError) as info:
+        await store.get("nope")
+    assert "nope" in str(info.value)
+    with pytest.raises(SessionNotFoundError):
+        await store.transcript("nope")
+
+
+async def test_transcript_append_and_reset(store: SessionStore) -> None:
+    s = _session("a")
+    await store.create(s)
+    await store.save(s, append=[{"n": 1}, {"n": 2}])
+    await store.save(s, append=[{"n": 3}])
+    assert await store.transcript("a") == [{"n": 1}, {"n": 2}, {"n": 3}]
+    await store.save(s, append=[{"n": 4}], reset_transcript=True)
+    assert await store.transcript("a") == [{"n": 4}]
+    s.state["x"] = 1
+    await store.save(s)  # server omitted: kept
+    assert (await store.get("a")).session.state["x"] == 1
+
+
+async def test_list_filter_order_and_paging(store: SessionStore) -> None:
+    for i in range(7):
+        await store.create(_session(f"s{i}", cwd="/a" if i % 2 else "/b", updated=f"2026-01-01T00:00:0{i}.000000Z"))
+    await store.create(_session("tie", cwd="/a", updated="2026-01-01T00:00:05.000000Z"))
+    page = await store.list()
+    assert [s.id for s in page.sessions][:3] == ["s6", "s5", "tie"]
+    only_a = await store.list(cwd="/a")
+    assert [s.id for s in only_a.sessions] == ["s5", "tie", "s3", "s1"]
+    seen: list[str] = []
+    cursor: str | None = None
+    while True:
+        p = await store.list(cursor=cursor, limit=3)
+        seen += [s.id for s in p.sessions]
+        cursor = p.next_cursor
+        if cursor is None:
+            break
+    assert seen == [s.id for s in page.sessions]
+    assert len(seen) == 8
+    assert (await store.list(cwd="/nowhere")).sessions == []
+    with pytest.raises(InvalidCursorError):
+        await store.list(cursor="garbage!!")
+
+
+async def test_delete(store: SessionStore) -> None:
+    await store.create(_session("a"), transcript=[{"n": 0}])
+    await store.delete("a")
+    with pytest.raises(SessionNotFoundError):
+        await store.get("a")
+    await store.delete("a")
+
+
+async def test_session_id_is_never_a_path(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    evil = "../../etc/passwd'; DROP TABLE sessions; --"
+    await store.create(_session(evil))
+    assert (await store.get(evil)).session.id == evil
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("s.sqlite3")) == []
+    await store.close()
+
+
+def test_default_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ACPKIT_STATE_DIR", str(tmp_path / "st"))
+    assert default_store_path() == tmp_path / "st" / "sessions.sqlite3"
+    monkeypatch.delenv("ACPKIT_STATE_DIR")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert default_store_path() == tmp_path / "xdg" / "acpkit" / "sessions.sqlite3"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_store_path() == tmp_path / "home" / ".local" / "state" / "acpkit" / "sessions.sqlite3"
+
+
+async def test_open_store(tmp_path: Path) -> None:
+    assert isinstance(open_store("memory"), MemoryStore)
+    s = open_store(None)
+    assert s.path is not None and s.path.name == "sessions.sqlite3" and s.path.exists()
+    await s.close()
+    p = open_store(str(tmp_path / "x.db"))
+    assert p.path == (tmp_path / "x.db").resolve()
+    await p.close()
+    m = MemoryStore()
+    assert open_store(m) is m
+
+
+async def test_sqlite_wal_and_rollback(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    s = _session("a")
+    await store.create(s)
+    mode = sqlite3.connect(tmp_path / "s.sqlite3").execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+    s.state["turn"] = 2
+    with pytest.raises(TypeError):
+        await store.save(s, append=[{"bad": object()}])  # not JSON: nothing of the turn is written
+    got = await store.get("a")
+    assert "turn" not in got.session.state
+    assert await store.transcript("a") == []
+    await store.close()
+
+
+def _writer(path: str, prefix: str, n: int) -> None:
+    import asyncio
+
+    async def go() -> None:
+        store = SqliteStore(path)
+        for i in range(n):
+            s = _session(f"{prefix}{i}")
+            await store.create(s)
+            await store.save(s, append=[{"i": i}])
+            await store.save(_session("shared"), append=[{"from": prefix, "i": i}])
+        await store.close()
+
+    asyncio.run(go())
+
+
+async def test_two_processes_share_one_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite3")
+    first = SqliteStore(path)
+    await first.create(_session("shared"))
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, p, 25)) for p in ("x", "y")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    page = await first.list(limit=100)
+    assert len(page.sessions) == 51
+    shared = await first.transcript("shared")
+    assert sorted((u["from"], u["i"]) for u in shared) == sorted((p, i) for p in "xy" for i in range(25))
+    await first.close()
