@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import sys
@@ -36,7 +37,7 @@ from acp.schema import (
 from acpkit_core.config import AgentOptions
 from acpkit_core.errors import HostError, HostUnavailableError, PathPolicyError, UserError
 from acpkit_core.host import ClientHost
-from acpkit_core.runner import ClientInfo, Session
+from acpkit_core.runner import ClientInfo, Session, StopReason
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 
@@ -493,3 +494,55 @@ async def test_turn_host_when_the_client_offers_nothing() -> None:
         r = await c.prompt("run true", session_id=sid)
         assert r.text == "The agent failed: HostUnavailableError: the client did not advertise terminal."
         assert c.requests == []
+
+
+# --- the examples in docs/core/host.md ---------------------------------------------------------
+
+DOC = Path(__file__).parents[2] / "docs" / "core" / "host.md"
+
+
+def _doc_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+
+
+def test_doc_examples_run() -> None:
+    blocks = _doc_blocks()
+    assert len(blocks) == 5
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"{DOC}[{i}]", "exec"), {"__name__": "docs"})
+
+
+async def test_doc_terminal_and_diff_helpers() -> None:
+    namespace: dict[str, Any] = {"__name__": "docs"}
+    for block in _doc_blocks():
+        if "async def run_in_terminal" in block or "async def write_with_diff" in block:
+            exec(compile(block, str(DOC), "exec"), namespace)
+    run_in_terminal, write_with_diff = namespace["run_in_terminal"], namespace["write_with_diff"]
+
+    class EditRunner:
+        async def run_turn(self, turn: Any) -> StopReason:
+            await turn.emit.tool_call("t1", title="Run", kind="execute")
+            output = await run_in_terminal(turn, "t1", sys.executable, ["-c", "print('tested')"])
+            await turn.emit.tool_call_update("t1", status="completed", raw_output=output)
+            path = f"{turn.session.cwd}/app.py"
+            await turn.emit.tool_call("t2", title="Edit app.py", kind="edit")
+            await write_with_diff(turn, "t2", path, "new = 2\n")
+            await turn.emit.tool_call_update("t2", status="completed")
+            return "end_turn"
+
+    async with AcpTestClient.connect(AcpAgent(EditRunner(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        (c.root / "app.py").write_text("old = 1\n")
+        sid = await c.new_session()
+        r = await c.prompt("go", session_id=sid)
+        run, edit = r.tool_calls["t1"], r.tool_calls["t2"]
+        assert run.statuses == ["pending", "in_progress", "completed"]
+        released = [params["terminalId"] for name, params in c.requests if name == "terminal/release"]
+        assert [x.model_dump(by_alias=True, exclude_none=True) for x in run.content] == [
+            {"type": "terminal", "terminalId": released[0]}
+        ]
+        assert run.raw_output == "tested\n"
+        assert [x.model_dump(by_alias=True, exclude_none=True) for x in edit.content] == [
+            {"type": "diff", "path": f"{c.root}/app.py", "oldText": "old = 1\n", "newText": "new = 2\n"}
+        ]
+        assert (c.root / "app.py").read_text() == "new = 2\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -267,3 +268,11 @@ def test_effective_decision(
 def test_effective_decision_without_policy() -> None:
     assert effective_decision("rm", "delete") == "allow"
     assert effective_decision("rm", "delete", mode=INTERACTIVE) == "ask"
+
+
+def test_doc_examples_run() -> None:
+    page = Path(__file__).parents[2] / "docs" / "core" / "permissions.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    assert len(blocks) == 5
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"{page}[{i}]", "exec"), {"__name__": "docs"})

@@ -5,11 +5,11 @@ buffers, and `fs/write_text_file`) and terminals (`terminal/*`). [`ClientHost`][
 wraps those requests for one session:
 
 - a method whose capability the client did not advertise raises
-  [`HostUnavailableError`][acpkit_core.errors.HostUnavailableError];
+  `HostUnavailableError`;
 - a path must be absolute and lie inside the session's roots (its cwd, its additional
   directories and the developer's `allowed_paths`), after `..` and symlinks are resolved, or
-  [`PathPolicyError`][acpkit_core.errors.PathPolicyError] is raised before anything is sent;
-- an error answered by the client becomes a [`HostError`][acpkit_core.errors.HostError] whose
+  `PathPolicyError` is raised before anything is sent;
+- an error answered by the client becomes a `HostError` whose
   `__cause__` is the `acp.RequestError`;
 - [`run`][acpkit_core.host.ClientHost.run] creates a terminal, waits with a timeout, kills on
   timeout or cancellation, reads the output, and always releases the terminal.

@@ -5,7 +5,7 @@ decides `allow`, `ask` or `deny` for a tool from its name and its ACP kind.
 [`permission_options`][acpkit_core.permissions.permission_options] builds the four options of a
 `session/request_permission` request and
 [`decision_from_response`][acpkit_core.permissions.decision_from_response] turns the client's
-answer into a [`PermissionDecision`][acpkit_core.runner.PermissionDecision].
+answer into a `PermissionDecision`.
 [`RememberedPermissions`][acpkit_core.permissions.RememberedPermissions] keeps the user's
 "always" answers for one session in a JSON-serialisable form.
 
