@@ -12,10 +12,13 @@ import contextlib
 import importlib
 import importlib.util
 import inspect
+import logging
+import re
 import sys
 import traceback
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -23,7 +26,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from acpkit_core.adapters import Adapter
 
-__all__ = ["Resolved", "TargetError", "import_target", "is_acp_agent", "parse_target", "resolve_target"]
+__all__ = [
+    "Resolved",
+    "TargetError",
+    "import_target",
+    "is_acp_agent",
+    "load_relevant_adapters",
+    "parse_target",
+    "resolve_target",
+]
+
+log = logging.getLogger("acpkit.cli")
 
 # Missing top-level modules -> the distribution that brings them (with the adapter).
 _INSTALL_HINTS: dict[str, str] = {
@@ -169,17 +182,71 @@ def _describe(obj: object, adapter: Adapter | None) -> str:
     return f"ACP agent {type(obj).__module__}.{type(obj).__qualname__}"
 
 
-def _load_adapters() -> list[Adapter]:
-    from acpkit_core.adapters import load_adapters
+def _top_modules(module: ModuleType) -> set[str]:
+    """Top-level packages the target module's own names come from (`pydantic_ai` for an `Agent`)."""
+    tops: set[str] = set()
+    for obj in vars(module).values():
+        if isinstance(obj, ModuleType):
+            name = obj.__name__
+        elif isinstance(obj, type) or inspect.isfunction(obj):
+            name = getattr(obj, "__module__", None) or ""
+        else:
+            name = type(obj).__module__
+        tops.add(name.split(".")[0])
+    return tops
 
-    return load_adapters()
+
+def _requirement_modules(ep: EntryPoint) -> set[str]:
+    """Top-level modules of the adapter's own package and of what its distribution requires (no import)."""
+    tops = {ep.module.split(".")[0]}
+    dist = ep.dist
+    for requirement in (dist.requires if dist is not None else None) or []:
+        name = re.split(r"[\s\[<>=!~;(]", requirement, maxsplit=1)[0]
+        try:
+            required = distribution(name)
+        except PackageNotFoundError:
+            continue
+        listed = required.read_text("top_level.txt")
+        if listed:
+            tops.update(listed.split())
+            continue
+        for file in required.files or []:
+            parts = file.parts
+            if len(parts) > 1 and parts[0] != ".." and not parts[0].endswith((".dist-info", ".data")):
+                tops.add(parts[0])
+            elif len(parts) == 1 and parts[0].endswith(".py"):
+                tops.add(parts[0][:-3])
+    return tops
+
+
+def load_relevant_adapters(module: ModuleType) -> list[Adapter]:
+    """The installed adapters whose framework the target module uses; the others are never imported.
+
+    Loading an adapter imports its framework (LangChain alone takes seconds), so an adapter is loaded
+    only when the module holds something from a package its distribution requires.
+    """
+    from acpkit_core.adapters import ENTRY_POINT_GROUP, Adapter
+
+    in_play = _top_modules(module)
+    found: list[Adapter] = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if not _requirement_modules(ep) & in_play:
+            log.debug("not loading adapter %s: %s uses none of its packages", ep.name, module.__name__)
+            continue
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken optional adapter must not break the command
+            log.warning("cannot load adapter %s (%s): %s", ep.name, ep.value, exc)
+            continue
+        if isinstance(obj, Adapter):
+            found.append(obj)
+    return sorted(found, key=lambda a: a.name)
 
 
 def resolve_target(spec: str, *, cwd: Path | None = None, adapters: Sequence[Adapter] | None = None) -> Resolved:
     """Import the target and return the one object to serve (raises `TargetError` with a readable message)."""
     base, attr, is_file = parse_target(spec)
     module = import_target(base, is_file=is_file, cwd=cwd or Path.cwd())
-    found = list(adapters) if adapters is not None else _load_adapters()
     where = f"{base}:{attr}" if attr else base
     if attr is not None:
         obj: object = module
@@ -188,16 +255,21 @@ def resolve_target(spec: str, *, cwd: Path | None = None, adapters: Sequence[Ada
                 names = ", ".join(n for n in sorted(vars(module)) if not n.startswith("_")) or "(none)"
                 raise TargetError(f"{base} has no attribute {attr!r}; names defined there: {names}")
             obj = getattr(obj, part)
+        if is_acp_agent(obj):  # a ready ACP agent needs no adapter at all
+            return Resolved(name=where, obj=obj, adapter=None, description=_describe(obj, None))
+        found = list(adapters) if adapters is not None else load_relevant_adapters(module)
         return _resolve_object(where, obj, found)
+    found = list(adapters) if adapters is not None else load_relevant_adapters(module)
     candidates = _candidates(module, found, base)
     if len(candidates) == 1:
         return candidates[0]
     names = ", ".join(f"{c.name.rpartition(':')[2]} ({c.description})" for c in candidates)
     if not candidates:
-        kinds = ", ".join(a.name for a in found) or "none installed"
+        kinds = ", ".join(a.name for a in found) or "none"
         raise TargetError(
             f"found nothing to serve in {base}: no ready ACP agent and nothing an adapter supports "
-            f"(adapters: {kinds}). Name the object with {base}:ATTRIBUTE."
+            f"(adapters for the frameworks it imports: {kinds}). Name the object with {base}:ATTRIBUTE, "
+            "or install the adapter for its framework (pydantic-acp, langchain-acp)."
         )
     raise TargetError(f"{base} defines several agents: {names}. Pick one with {base}:ATTRIBUTE.")
 

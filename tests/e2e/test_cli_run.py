@@ -1,0 +1,124 @@
+"""`acpkit run`: target resolution errors, and answering `initialize` from a real subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from acpkit_core.cli.target import TargetError, parse_target
+from acpkit_core.testing import AcpTestClient
+
+pytestmark = pytest.mark.e2e
+
+AGENTS = Path(__file__).parent / "agents"
+SDK_AGENT = AGENTS / "sdk_cli_agent.py"
+
+
+def acpkit(*args: str, cwd: Path | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "acpkit_core.cli", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import pydantic_ai.no_such_module_here\n", 'pip install "pydantic-acp"'),
+        ("import langgraph.no_such_module_here\n", 'pip install "langchain-acp"'),
+        ("import no_such_dependency_xyz\n", "no module named 'no_such_dependency_xyz'"),
+        ("def broken(:\n", "SyntaxError"),
+        ("raise RuntimeError('boom at import')\n", "RuntimeError: boom at import"),
+        ("x = 1\n", "found nothing to serve"),
+    ],
+)
+def test_target_import_errors_exit_2_before_any_json_rpc(tmp_path: Path, source: str, expected: str) -> None:
+    target = tmp_path / "agent_mod.py"
+    target.write_text(source)
+    # the stdin holds an initialize request: it must never be answered
+    request = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}\n'
+    result = acpkit("run", str(target), stdin=request)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert expected in result.stderr
+    assert result.stderr.startswith("acpkit run: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_several_candidates_are_listed(tmp_path: Path) -> None:
+    (tmp_path / "two.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(AGENTS)!r})\n"
+        "from sdk_cli_agent import ScriptedAgent\nfirst = ScriptedAgent()\nsecond = ScriptedAgent()\n"
+    )
+    result = acpkit("run", "two.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "two.py defines several agents: first (" in result.stderr
+    assert "second (" in result.stderr
+    assert "two.py:ATTRIBUTE" in result.stderr
+
+
+def test_unknown_module_and_attribute(tmp_path: Path) -> None:
+    result = acpkit("run", "no_such_target_module")
+    assert result.returncode == 2
+    assert "no module named 'no_such_target_module'" in result.stderr
+    result = acpkit("run", f"{SDK_AGENT}:nope")
+    assert result.returncode == 2
+    assert "has no attribute 'nope'" in result.stderr
+    assert "agent" in result.stderr.split("names defined there:")[1]
+    result = acpkit("run", f"{SDK_AGENT}:ScriptedAgent")
+    assert result.returncode == 2
+    assert "acpkit cannot serve" in result.stderr
+
+
+def test_parse_target_forms() -> None:
+    assert parse_target("pkg.mod") == ("pkg.mod", None, False)
+    assert parse_target("pkg.mod:agent") == ("pkg.mod", "agent", False)
+    assert parse_target("dir/agent.py:make.agent") == ("dir/agent.py", "make.agent", True)
+    assert parse_target("agent.py") == ("agent.py", None, True)
+    with pytest.raises(TargetError, match="nothing after ':'"):
+        parse_target("mod:")
+    with pytest.raises(TargetError, match="neither a module name"):
+        parse_target("not a module")
+
+
+async def test_run_answers_initialize_and_a_prompt(tmp_path: Path) -> None:
+    async with AcpTestClient.spawn(
+        sys.executable, "-X", "importtime", "-m", "acpkit_core.cli", "run", str(SDK_AGENT), cwd=tmp_path
+    ) as client:
+        init = await client.initialize()
+        assert init.agent_info is not None and init.agent_info.name == "scripted"
+        sid = await client.new_session()
+        result = await client.prompt("/echo hi", session_id=sid)
+        assert result.stop_reason == "end_turn"
+        assert result.text == "echo: hi"
+        stderr = client.stderr
+    assert "acpkit run: serving" in stderr and "sdk_cli_agent.py:agent" in stderr
+    imported = {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+    assert "acpkit_core.cli.run" in imported
+    # the editor's agent process never loads the terminal libraries, nor an adapter it does not use
+    assert not {n for n in imported if n.split(".")[0] in {"rich", "prompt_toolkit", "pydantic_ai", "langchain_core"}}
+
+
+def test_stray_prints_in_the_agent_go_to_stderr(tmp_path: Path) -> None:
+    (tmp_path / "noisy.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(AGENTS)!r})\n"
+        "print('hello from import')\n"
+        "from sdk_cli_agent import ScriptedAgent\n"
+        "class Noisy(ScriptedAgent):\n"
+        "    async def initialize(self, protocol_version, **kwargs):\n"
+        "        print('hello from initialize')\n"
+        "        return await super().initialize(protocol_version, **kwargs)\n"
+        "agent = Noisy()\n"
+    )
+    request = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}\n'
+    result = acpkit("run", "noisy.py", cwd=tmp_path, stdin=request)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1 and '"id":0' in lines[0] and '"agentInfo"' in lines[0]
+    assert "hello from import" in result.stderr and "hello from initialize" in result.stderr
