@@ -40,6 +40,8 @@ from acpkit_core.host import ClientHost
 from acpkit_core.runner import ClientInfo, Session, StopReason
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -546,3 +548,35 @@ async def test_doc_terminal_and_diff_helpers() -> None:
             {"type": "diff", "path": f"{c.root}/app.py", "oldText": "old = 1\n", "newText": "new = 2\n"}
         ]
         assert (c.root / "app.py").read_text() == "new = 2\n"
+
+
+# --- the path policy as a property ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def maze(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """root/{a/, in -> root/a, out -> ../outside/}, plus ../outside/."""
+    base = tmp_path_factory.mktemp("maze")
+    root, outside = base / "root", base / "outside"
+    (root / "a").mkdir(parents=True)
+    outside.mkdir()
+    os.symlink(root / "a", root / "in")
+    os.symlink(outside, root / "out")
+    return root
+
+
+@given(st.lists(st.sampled_from(["a", "b", "..", ".", "in", "out"]), max_size=6))
+def test_accepted_paths_stay_inside(maze: Path, segments: list[str]) -> None:
+    host = ClientHost(None, SESSION, ALL, cwd=str(maze))
+    path = os.path.join(str(maze), *segments)
+    real_root = os.path.realpath(maze)
+    try:
+        sent = host.check_path(path)
+    except PathPolicyError:
+        lexical = os.path.normpath(path)
+        escapes = not (lexical == str(maze) or lexical.startswith(f"{maze}/"))
+        assert escapes or "out" in segments  # refused only when it leaves the root one way or the other
+        return
+    assert sent == os.path.normpath(path)
+    resolved = os.path.realpath(sent)
+    assert resolved == real_root or resolved.startswith(real_root + os.sep)
