@@ -189,8 +189,10 @@ def test_remembered_permissions_flow() -> None:
     assert remembered.lookup("ls") is None
     assert remembered.apply("rm", "ask") == "allow"
     assert remembered.apply("nuke", "ask") == "deny"
-    assert remembered.apply("nuke", "allow") == "allow"  # only `ask` is resolved by remembered answers
+    assert remembered.apply("nuke", "allow") == "deny"  # "always reject" holds even where nothing asks
+    assert remembered.apply("rm", "allow") == "allow"
     assert remembered.apply("rm", "deny") == "deny"  # a developer's deny is never overridden
+    assert remembered.apply("ls", "ask") == "ask"
 
     flipped = remembered.remember("rm", PermissionDecision(outcome="reject", always=True))
     assert flipped.lookup("rm") == "reject"
@@ -254,6 +256,8 @@ REMEMBERED = RememberedPermissions(allowed=frozenset({"write_file", "nuke"}), re
         ("edit", "edit", INTERACTIVE, None, "ask"),  # the mode asks for edits
         ("edit", "edit", INTERACTIVE, RememberedPermissions(allowed=frozenset({"edit"})), "allow"),
         ("ls", "search", INTERACTIVE, None, "allow"),
+        ("bash", "execute", None, RememberedPermissions(rejected=frozenset({"bash"})), "deny"),  # even if not asked
+        ("grep", "search", None, RememberedPermissions(rejected=frozenset({"grep"})), "deny"),
         ("edit", "edit", READONLY, None, "deny"),  # the mode hides edits
         ("ls", "execute", READONLY, None, "deny"),  # even when the policy allows the tool
         ("grep", "search", READONLY, None, "allow"),

@@ -14,8 +14,8 @@ answer into a `PermissionDecision`.
 1. `policy.decide(name, kind)` gives `allow`, `ask` or `deny`;
 2. a mode that hides the tool's kind turns it into `deny`; a mode that asks for the kind turns
    `allow` into `ask` (for example `interactive` and an `edit` tool);
-3. `remembered.apply(name, decision)` turns `ask` into `allow`/`deny` when the user answered
-   "always" for this tool earlier in the session.
+3. `remembered.apply(name, decision)`: an earlier "always allow" for this tool turns `ask` into
+   `allow`; an earlier "always reject" turns anything into `deny`.
 """
 
 from __future__ import annotations
@@ -231,13 +231,17 @@ class RememberedPermissions:
         return None
 
     def apply(self, tool_name: str, decision: Decision) -> Decision:
-        """Resolve an `ask` with a remembered answer; `allow` and `deny` pass through unchanged."""
-        if decision != "ask":
-            return decision
+        """Apply the remembered answer for this tool to a decision.
+
+        "Always reject" turns `allow` and `ask` into `deny`: the user said never, even if the mode
+        changed since. "Always allow" turns only `ask` into `allow`: a `deny` stays a `deny`.
+        """
         remembered = self.lookup(tool_name)
-        if remembered is None:
-            return "ask"
-        return "allow" if remembered == "allow" else "deny"
+        if remembered == "reject":
+            return "deny"
+        if remembered == "allow" and decision == "ask":
+            return "allow"
+        return decision
 
     def remember(self, tool_name: str, decision: PermissionDecision) -> RememberedPermissions:
         """A copy that records `decision` for this tool when it is an "always" answer (else `self`)."""
@@ -297,9 +301,9 @@ def effective_decision(
     """What to do about one tool call, all rules considered.
 
     The policy decides first (no policy: `allow`). A developer's `deny` is final. The mode then
-    denies kinds it hides and asks for kinds it asks about. Last, a remembered "always" answer
-    settles an `ask` without asking again, in either direction: a remembered "always reject" gives
-    `deny`, so a caller that only runs tools on `allow` never runs it.
+    denies kinds it hides and asks for kinds it asks about. Last, the user's remembered answers: an
+    "always allow" settles an `ask` without asking again, and an "always reject" gives `deny`
+    whatever came before, so a caller that only runs tools on `allow` never runs it.
     """
     decision = policy.decide(name, kind) if policy is not None else "allow"
     if decision == "deny":
