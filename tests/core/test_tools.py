@@ -215,3 +215,17 @@ def test_diff_content() -> None:
 def test_diff_content_needs_an_absolute_path() -> None:
     with pytest.raises(UserError, match="path must be absolute"):
         diff_content("b.py", None, "x")
+
+
+@given(
+    name=st.text(max_size=40),
+    args=st.dictionaries(
+        st.sampled_from(["path", "command", "pattern", "url", "source", "destination", "query", "args"]),
+        st.one_of(st.text(max_size=200), st.lists(st.text(max_size=20), max_size=5), st.integers()),
+        max_size=4,
+    ),
+)
+def test_titles_are_one_short_line(name: str, args: dict[str, Any]) -> None:
+    title = tool_title(name, args, cwd=CWD)
+    assert len(title) <= 80
+    assert "\n" not in title
