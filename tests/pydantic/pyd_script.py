@@ -30,7 +30,7 @@ class Script:
 
     @property
     def model(self) -> FunctionModel:
-        return FunctionModel(stream_function=self._stream, model_name=self.name)
+        return FunctionModel(stream_function=self._stream, model_name=self.name, profile={"context_window": 100_000})
 
     async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Chunk]:
         index = len(self.requests)
@@ -47,7 +47,11 @@ class Script:
     def tool_returns(self, index: int = -1) -> list[ToolReturnPart]:
         """The tool returns the model saw in model call `index`, oldest first."""
         return [
-            p for m in self.requests[index] if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)
+            p
+            for m in self.requests[index]
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, ToolReturnPart)
         ]
 
     def user_prompts(self, index: int = -1) -> list[UserPromptPart]:
