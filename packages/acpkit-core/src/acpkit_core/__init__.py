@@ -1,1 +1,201 @@
-"""placeholder"""
+"""ACP Kit core: the framework-neutral half of serving a Python agent over the Agent Client Protocol.
+
+It parses ACP prompts into a neutral IR ([`parse_prompt`][acpkit_core.prompt.parse.parse_prompt]),
+runs the ACP server ([`AcpAgent`][acpkit_core.server.AcpAgent]) around an adapter's
+[`Runner`][acpkit_core.runner.Runner], and owns sessions, permissions, modes, commands and the
+client's files and terminal. Names are imported lazily, so `import acpkit_core` stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adapters import Adapter, load_adapters
+    from .config import (
+        STANDARD_MODES,
+        AgentOptions,
+        BooleanOption,
+        Command,
+        ConfigOption,
+        Mode,
+        ModelOption,
+        SelectOption,
+        SelectValue,
+    )
+    from .errors import (
+        AcpKitError,
+        ConfigError,
+        HostError,
+        HostUnavailableError,
+        PathPolicyError,
+        PromptError,
+        SessionBusyError,
+        SessionNotFoundError,
+        UserError,
+    )
+    from .host import ClientHost, CommandResult
+    from .ir import Binary, ContextRef, Link, Part, Prompt, Text
+    from .permissions import PermissionPolicy, RememberedPermissions, effective_decision
+    from .prompt import context_wrapper, link_label, parse_prompt, prompt_text, resource_description
+    from .runner import (
+        ClientInfo,
+        Emitter,
+        HttpMcpServer,
+        McpServer,
+        PermissionDecision,
+        PlanItem,
+        Runner,
+        Session,
+        SessionHooks,
+        SseMcpServer,
+        StdioMcpServer,
+        StopReason,
+        ToolInfo,
+        ToolLister,
+        Turn,
+        TurnUsage,
+    )
+    from .server import AcpAgent, run_stdio, serve_stdio
+    from .store import MemoryStore, SessionStore, SqliteStore, default_store_path
+    from .tools import classify_tool, diff_content, tool_locations, tool_title
+
+__all__ = [
+    "STANDARD_MODES",
+    "AcpAgent",
+    "AcpKitError",
+    "Adapter",
+    "AgentOptions",
+    "Binary",
+    "BooleanOption",
+    "ClientHost",
+    "ClientInfo",
+    "Command",
+    "CommandResult",
+    "ConfigError",
+    "ConfigOption",
+    "ContextRef",
+    "Emitter",
+    "HostError",
+    "HostUnavailableError",
+    "HttpMcpServer",
+    "Link",
+    "McpServer",
+    "MemoryStore",
+    "Mode",
+    "ModelOption",
+    "Part",
+    "PathPolicyError",
+    "PermissionDecision",
+    "PermissionPolicy",
+    "PlanItem",
+    "Prompt",
+    "PromptError",
+    "RememberedPermissions",
+    "Runner",
+    "SelectOption",
+    "SelectValue",
+    "Session",
+    "SessionBusyError",
+    "SessionHooks",
+    "SessionNotFoundError",
+    "SessionStore",
+    "SqliteStore",
+    "SseMcpServer",
+    "StdioMcpServer",
+    "StopReason",
+    "Text",
+    "ToolInfo",
+    "ToolLister",
+    "Turn",
+    "TurnUsage",
+    "UserError",
+    "classify_tool",
+    "context_wrapper",
+    "default_store_path",
+    "diff_content",
+    "effective_decision",
+    "link_label",
+    "load_adapters",
+    "parse_prompt",
+    "prompt_text",
+    "resource_description",
+    "run_stdio",
+    "serve_stdio",
+    "tool_locations",
+    "tool_title",
+]
+
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(["Adapter", "load_adapters"], "adapters"),
+    **dict.fromkeys(
+        [
+            "STANDARD_MODES",
+            "AgentOptions",
+            "BooleanOption",
+            "Command",
+            "ConfigOption",
+            "Mode",
+            "ModelOption",
+            "SelectOption",
+            "SelectValue",
+        ],
+        "config",
+    ),
+    **dict.fromkeys(
+        [
+            "AcpKitError",
+            "ConfigError",
+            "HostError",
+            "HostUnavailableError",
+            "PathPolicyError",
+            "PromptError",
+            "SessionBusyError",
+            "SessionNotFoundError",
+            "UserError",
+        ],
+        "errors",
+    ),
+    **dict.fromkeys(["ClientHost", "CommandResult"], "host"),
+    **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),
+    **dict.fromkeys(["PermissionPolicy", "RememberedPermissions", "effective_decision"], "permissions"),
+    **dict.fromkeys(["context_wrapper", "link_label", "parse_prompt", "prompt_text", "resource_description"], "prompt"),
+    **dict.fromkeys(
+        [
+            "ClientInfo",
+            "Emitter",
+            "HttpMcpServer",
+            "McpServer",
+            "PermissionDecision",
+            "PlanItem",
+            "Runner",
+            "Session",
+            "SessionHooks",
+            "SseMcpServer",
+            "StdioMcpServer",
+            "StopReason",
+            "ToolInfo",
+            "ToolLister",
+            "Turn",
+            "TurnUsage",
+        ],
+        "runner",
+    ),
+    **dict.fromkeys(["AcpAgent", "run_stdio", "serve_stdio"], "server"),
+    **dict.fromkeys(["MemoryStore", "SessionStore", "SqliteStore", "default_store_path"], "store"),
+    **dict.fromkeys(["classify_tool", "diff_content", "tool_locations", "tool_title"], "tools"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'acpkit_core' has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
