@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import inspect
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any, cast, get_origin
 
 from acpkit_core.config import AgentOptions
 from acpkit_core.ir import Prompt
 from pydantic_ai.agent import AbstractAgent
-from pydantic_ai.messages import BinaryContent, UserContent
+from pydantic_ai.messages import AudioUrl, BinaryContent, DocumentUrl, ImageUrl, UserContent, VideoUrl
 from pydantic_core import to_jsonable_python
 
 from .render import render_prompt
 
-__all__ = ["PydanticAdapter", "adapter"]
+__all__ = ["PydanticAdapter", "adapter", "render_json"]
 
 
 class PydanticAdapter:
@@ -38,6 +40,7 @@ class PydanticAdapter:
                 returns = inspect.signature(obj, eval_str=True).return_annotation
             except (NameError, TypeError, ValueError):
                 return False
+            returns = get_origin(returns) or returns
             return inspect.isclass(returns) and issubclass(returns, AbstractAgent)
         return False
 
@@ -65,15 +68,23 @@ class PydanticAdapter:
 
     def render(self, prompt: Prompt) -> Any:
         """The pydantic-ai user prompt, as JSON (binary payloads as base64)."""
-        rendered = render_prompt(prompt)
-        if isinstance(rendered, str):
-            return rendered
-        return [_jsonable(part) for part in rendered]
+        return render_json(render_prompt(prompt))
+
+
+def render_json(rendered: str | Sequence[UserContent]) -> Any:
+    """A rendered prompt as JSON: a string, or a list of strings and `{kind, ...}` objects."""
+    if isinstance(rendered, str):
+        return rendered
+    return [_jsonable(part) for part in rendered]
 
 
 def _jsonable(part: UserContent) -> Any:
+    if isinstance(part, str):
+        return part
     if isinstance(part, BinaryContent):
-        return {"kind": "binary", "media_type": part.media_type, "base64": part.base64, "identifier": part.identifier}
+        return {"kind": "binary", "media_type": part.media_type, "base64": base64.b64encode(part.data).decode()}
+    if isinstance(part, ImageUrl | AudioUrl | DocumentUrl | VideoUrl):
+        return {"kind": part.kind, "url": part.url, "media_type": part.media_type}
     return to_jsonable_python(part, bytes_mode="base64")
 
 

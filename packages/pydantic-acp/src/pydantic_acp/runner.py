@@ -20,6 +20,7 @@ from typing import Any, cast
 from acp.schema import StopReason, ToolKind
 from acpkit_core.errors import UserError
 from acpkit_core.runner import Session, ToolInfo, Turn
+from acpkit_core.server.capabilities import RunnerCapabilities
 from acpkit_core.tools import classify_tool
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
@@ -107,6 +108,13 @@ class PydanticRunner:
         if model_id is None:
             return None
         return self._models.get(model_id, model_id)
+
+    @property
+    def capabilities(self) -> RunnerCapabilities:
+        """pydantic-ai takes images and audio; MCP servers over stdio, HTTP and SSE."""
+        return RunnerCapabilities(
+            image=True, audio=True, embedded_context=True, mcp_http=self._connect_mcp, mcp_sse=self._connect_mcp
+        )
 
     # --- Runner ------------------------------------------------------------------------------
 
