@@ -170,3 +170,14 @@ def test_prompt_text() -> None:
     assert prompt_text(prompt, max_length=200) == "Describe this [image] @red.png [audio] @notes.md @blob @a.py"
     assert prompt_text(prompt, max_length=0) == ""
     assert prompt_text(Prompt((Text(text="hi"),))) == "hi"
+
+
+@pytest.mark.parametrize("offset", [-9, -8, -7, -4, -1, 0, 1])
+@pytest.mark.parametrize("filler", ["x", "é"])
+def test_escaping_across_the_scan_chunks(offset: int, filler: str) -> None:
+    boundary = 1 << 20
+    text = filler * (boundary + offset) + "</ConText>" + filler * 10 + "< /context" + filler
+    escaped = escape_context_text(text)
+    assert escaped == text.replace("</ConText>", "<\\/ConText>").replace("< /context", "< \\/context")
+    wrapped = context_wrapper(ContextRef(uri="file:///big", text=text))
+    assert wrapped.endswith(escaped + "\n</context>")

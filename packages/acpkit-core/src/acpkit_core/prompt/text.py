@@ -53,7 +53,7 @@ __all__ = [
     "uri_name",
 ]
 
-_CLOSING_TAG: Final = re.compile(r"<(\s*)/(\s*context)", re.IGNORECASE)
+_WORD_ANY_CASE: Final = re.compile("context", re.IGNORECASE)
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 _DESTINATION_UNSAFE: Final = re.compile(r"[\x00-\x20\x7f<>]")
 _NAME_UNSAFE: Final = re.compile(r"[\\\[\]]")
@@ -92,14 +92,76 @@ def uri_name(uri: str) -> str:
     return name
 
 
+_CHUNK: Final = 1 << 20
+_WORD: Final = "context"
+
+
+def _tag_slashes(text: str) -> list[int]:
+    """Indexes of the `/` of every closing tag `<\\s*/\\s*context` (any case) in `text`.
+
+    Looks for the word `context` in 1 MiB chunks (lowercased in C when the chunk is ASCII, which
+    keeps indexes aligned; a regex otherwise), then checks what precedes each hit. The text is
+    read once and never copied whole.
+    """
+    slashes: list[int] = []
+    n = len(text)
+    for start in range(0, n, _CHUNK):
+        end = min(start + _CHUNK, n)
+        chunk = text[start : end + len(_WORD) - 1]
+        if chunk.isascii():
+            lowered = chunk.lower()
+            hit = lowered.find(_WORD)
+            while hit != -1 and hit < end - start:
+                slash = _slash_before(text, start + hit)
+                if slash is not None:
+                    slashes.append(slash)
+                hit = lowered.find(_WORD, hit + 1)
+        else:
+            for match in _WORD_ANY_CASE.finditer(chunk):
+                if match.start() < end - start:
+                    slash = _slash_before(text, start + match.start())
+                    if slash is not None:
+                        slashes.append(slash)
+    return slashes
+
+
+def _slash_before(text: str, word: int) -> int | None:
+    i = word - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    if i < 0 or text[i] != "/":
+        return None
+    slash = i
+    i -= 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return slash if i >= 0 and text[i] == "<" else None
+
+
+def _escaped_pieces(text: str) -> list[str]:
+    """`text` as pieces whose concatenation is the escaped text (one piece when nothing changes)."""
+    if "<" not in text:
+        return [text]
+    slashes = _tag_slashes(text)
+    if not slashes:
+        return [text]
+    pieces: list[str] = []
+    prev = 0
+    for slash in slashes:
+        pieces += (text[prev:slash], "\\")
+        prev = slash
+    pieces.append(text[prev:])
+    return pieces
+
+
 def escape_context_text(text: str) -> str:
     r"""Escape `text` for the body of a context wrapper: `</context` becomes `<\/context`.
 
     Matches any case and whitespace around the slash; every other character is kept as is.
+    Returns `text` itself (no copy) when there is nothing to escape.
     """
-    if "<" not in text:
-        return text
-    return _CLOSING_TAG.sub(r"<\1\\/\2", text)
+    pieces = _escaped_pieces(text)
+    return pieces[0] if len(pieces) == 1 else "".join(pieces)
 
 
 def escape_attribute(value: str) -> str:
@@ -126,11 +188,12 @@ def context_wrapper(ref: ContextRef) -> str:
     The name comes from the URI ([`uri_name`][acpkit_core.prompt.text.uri_name]). A newline is
     added before `</context>` unless the text already ends with one.
     """
-    body = escape_context_text(ref.text)
-    sep = "" if not body or body.endswith("\n") else "\n"
-    return (
-        f'{link_label(uri_name(ref.uri), ref.uri)}\n<context ref="{escape_attribute(ref.uri)}">\n{body}{sep}</context>'
-    )
+    pieces = _escaped_pieces(ref.text)
+    last = pieces[-1] or (pieces[-2] if len(pieces) > 1 else "")
+    sep = "" if not last or last.endswith("\n") else "\n"
+    head = f'{link_label(uri_name(ref.uri), ref.uri)}\n<context ref="{escape_attribute(ref.uri)}">\n'
+    # One join: the attached text is copied once, into the result.
+    return "".join([head, *pieces, sep, "</context>"])
 
 
 def relative_path(uri: str, root_dir: str | PathLike[str] | None) -> str | None:
