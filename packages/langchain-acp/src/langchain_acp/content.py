@@ -1,6 +1,6 @@
 """ACP content <-> LangChain message content.
 
-Forward (prompt -> model input): [`part_to_content`][langchain_acp.content.part_to_content] renders
+Forward (prompt -> model input): `part_to_content` renders
 one IR part, and one public converter per ACP block type (`text_block_to_content`,
 `image_block_to_content`, `audio_block_to_content`, `resource_link_to_content`,
 `embedded_resource_to_content`) validates a single ACP block and renders it. Each returns a list
@@ -17,10 +17,10 @@ of LangChain content dicts.
 
 The base64 text is passed on exactly as the client sent it: never decoded, never re-encoded.
 
-Backward (model output -> ACP): [`to_acp_blocks`][langchain_acp.content.to_acp_blocks] maps a
+Backward (model output -> ACP): `to_acp_blocks` maps a
 message's content (a string or a list of LangChain blocks) to ACP content blocks,
-[`to_acp_thoughts`][langchain_acp.content.to_acp_thoughts] picks out its reasoning, and
-[`to_acp_tool_content`][langchain_acp.content.to_acp_tool_content] maps a tool's output to ACP
+`to_acp_thoughts` picks out its reasoning, and
+`to_acp_tool_content` maps a tool's output to ACP
 tool-call content. Tool-call blocks are never turned into content: tool calls travel as ACP
 tool-call updates.
 """
@@ -272,7 +272,7 @@ def to_acp_blocks(content: object, *, annotations: AnnotationsLike = None) -> li
     becomes `text`; `image` / `image_url` and `audio` with base64 (or a data URL) become `image`
     and `audio` blocks carrying the same base64; one with a plain URL becomes a `resource_link`;
     `file` / `text-plain` become embedded resources (or a link). Empty text, reasoning, tool calls
-    and provider-specific blocks are left out (see [`to_acp_thoughts`][langchain_acp.content.to_acp_thoughts]).
+    and provider-specific blocks are left out (see `to_acp_thoughts`).
 
     `annotations` (ACP annotations) are put on every block; a block's own dict-valued
     `annotations` win over them.
@@ -304,7 +304,7 @@ def to_acp_thoughts(content: object, *, annotations: AnnotationsLike = None) -> 
 def to_acp_tool_content(content: object) -> list[ContentToolCallContent]:
     """A tool's output (a `ToolMessage`'s content) as ACP tool-call content.
 
-    Strings and content lists map as in [`to_acp_blocks`][langchain_acp.content.to_acp_blocks];
+    Strings and content lists map as in `to_acp_blocks`;
     any other JSON-able value is shown as its JSON text.
     """
     as_map = _as_map(content)

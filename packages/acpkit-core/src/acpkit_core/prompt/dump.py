@@ -19,7 +19,7 @@ def _abbreviate(payload: str, limit: int | None) -> str:
 def dump_part(part: Part, *, max_payload: int | None = None) -> dict[str, Any]:
     """One part as a JSON object: `kind` first, then every field that is set (`None` left out).
 
-    A [`Binary`][acpkit_core.ir.Binary] also gets its decoded `size` (computed, not decoded).
+    A `Binary` also gets its decoded `size` (computed, not decoded).
     With `max_payload`, base64 payloads and attached texts longer than that many characters are
     cut and marked with their full length.
     """
@@ -39,5 +39,5 @@ def dump_part(part: Part, *, max_payload: int | None = None) -> dict[str, Any]:
 
 
 def dump_prompt(prompt: Prompt, *, max_payload: int | None = None) -> list[dict[str, Any]]:
-    """Every part of `prompt` as [`dump_part`][acpkit_core.prompt.dump.dump_part] gives it."""
+    """Every part of `prompt` as `dump_part` gives it."""
     return [dump_part(part, max_payload=max_payload) for part in prompt]

@@ -1,8 +1,8 @@
-"""ACP content blocks -> [`Prompt`][acpkit_core.ir.Prompt].
+"""ACP content blocks -> `Prompt`.
 
-[`parse_prompt`][acpkit_core.prompt.parse.parse_prompt] accepts `acp.schema` content block models
+`parse_prompt` accepts `acp.schema` content block models
 or the plain JSON dicts of the wire, validates them strictly and returns the IR. Every refusal is
-a [`PromptError`][acpkit_core.errors.PromptError] naming the block, its type, the field and the
+a `PromptError` naming the block, its type, the field and the
 reason, for example `prompt[2] (image): data: not valid base64 (at character 17)`.
 
 The parser only looks at the blocks: it never opens a file, runs a command or fetches a URI.
@@ -65,7 +65,7 @@ def looks_like_lost_binary(text: str) -> bool:
 
 
 def binary_text_note(media_type: str) -> str:
-    """The note on the [`Link`][acpkit_core.ir.Link] that replaces a binary file sent as text."""
+    """The note on the `Link` that replaces a binary file sent as text."""
     return (
         f"the client sent this {media_type} file as text; its binary content did not survive "
         "that conversion and is not included"
@@ -260,7 +260,7 @@ def parse_block(block: object, index: int = 0) -> Part:
     """Parse one content block (an `acp.schema` model or a wire dict) into its IR part.
 
     `index` is only used in error messages. Raises
-    [`PromptError`][acpkit_core.errors.PromptError] when the block is not acceptable.
+    `PromptError` when the block is not acceptable.
     """
     data = _as_mapping(block, index)
     if "type" not in data:
@@ -280,26 +280,26 @@ def parse_block(block: object, index: int = 0) -> Part:
 
 
 def parse_prompt(blocks: object) -> Prompt:
-    """Turn an ACP prompt (a list of content blocks) into a [`Prompt`][acpkit_core.ir.Prompt].
+    """Turn an ACP prompt (a list of content blocks) into a `Prompt`.
 
     `blocks` may hold `acp.schema` content block models or plain JSON dicts, mixed. Each block
     becomes one part, in order; nothing is dropped:
 
     | ACP block | part |
     |---|---|
-    | `text` | [`Text`][acpkit_core.ir.Text] |
-    | `image`, `audio` | [`Binary`][acpkit_core.ir.Binary] (`source` `image` / `audio`) |
-    | `resource` with `blob` | [`Binary`][acpkit_core.ir.Binary] (`source` `blob`) |
-    | `resource` with `text` | [`ContextRef`][acpkit_core.ir.ContextRef] |
-    | `resource_link` | [`Link`][acpkit_core.ir.Link] |
+    | `text` | `Text` |
+    | `image`, `audio` | `Binary` (`source` `image` / `audio`) |
+    | `resource` with `blob` | `Binary` (`source` `blob`) |
+    | `resource` with `text` | `ContextRef` |
+    | `resource_link` | `Link` |
 
     `annotations` and `_meta` are kept as received. A missing media type on a link or resource is
-    inferred from the URI's extension ([`guess_media_type`][acpkit_core.prompt.media.guess_media_type]).
+    inferred from the URI's extension (`guess_media_type`).
     Base64 payloads are validated here, once, and not decoded.
 
     An embedded *text* resource whose media type is not textual and whose text carries the marks
     of lost bytes (U+FFFD or NUL: a PNG a client decoded as UTF-8) becomes a
-    [`Link`][acpkit_core.ir.Link] to its URI with a [`note`][acpkit_core.ir.Link.note] saying the
+    `Link` to its URI with a `note` saying the
     binary content did not survive the client, so that garbage never reaches a model as the file.
 
     Raises:

@@ -2,19 +2,19 @@ r"""The canonical text forms of prompt parts, shared by every adapter.
 
 Whichever framework runs the agent, a model sees the same words for the same attachment:
 
-- the **link label** `[@name](uri)` ([`link_label`][acpkit_core.prompt.text.link_label]);
+- the **link label** `[@name](uri)` (`link_label`);
 - the **context wrapper** around an embedded text resource
-  ([`context_wrapper`][acpkit_core.prompt.text.context_wrapper]):
+  (`context_wrapper`):
 
       [@notes.md](file:///home/user/project/notes.md)
       <context ref="file:///home/user/project/notes.md">
       # Notes
       </context>
 
-- the **resource description** of a link ([`resource_description`][acpkit_core.prompt.text.resource_description])
+- the **resource description** of a link (`resource_description`)
   and the **binary summary** of content that cannot be shown
-  ([`binary_summary`][acpkit_core.prompt.text.binary_summary]): the label, then `key: value` lines;
-- [`prompt_text`][acpkit_core.prompt.text.prompt_text]: a plain-text summary for titles and logs.
+  (`binary_summary`): the label, then `key: value` lines;
+- `prompt_text`: a plain-text summary for titles and logs.
 
 Escaping (so that an attachment can neither close its wrapper nor break its attribute):
 
@@ -185,7 +185,7 @@ def context_wrapper(ref: ContextRef) -> str:
     </context>
     ```
 
-    The name comes from the URI ([`uri_name`][acpkit_core.prompt.text.uri_name]). A newline is
+    The name comes from the URI (`uri_name`). A newline is
     added before `</context>` unless the text already ends with one.
     """
     pieces = _escaped_pieces(ref.text)
