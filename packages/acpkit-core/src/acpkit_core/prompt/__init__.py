@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .dump import dump_part, dump_prompt
 from .media import guess_media_type, is_textual
 from .parse import base64_problem, parse_block, parse_prompt
 from .text import (
@@ -21,6 +22,8 @@ __all__ = [
     "base64_problem",
     "binary_summary",
     "context_wrapper",
+    "dump_part",
+    "dump_prompt",
     "escape_attribute",
     "escape_context_text",
     "guess_media_type",

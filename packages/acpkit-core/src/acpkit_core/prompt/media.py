@@ -10,7 +10,7 @@ from __future__ import annotations
 import mimetypes
 import posixpath
 from functools import cache
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 __all__ = ["guess_media_type", "is_textual"]
 
@@ -138,13 +138,22 @@ def guess_media_type(uri: str) -> str | None:
     Only the path counts (a query such as `?symbol=run` or a fragment such as `#L3` is ignored);
     a directory (path ending in `/`) has no media type. Nothing is opened or fetched.
     """
-    try:
-        path = urlsplit(uri).path
-    except ValueError:
-        return None
+    end = len(uri)
+    for sep in "?#":
+        found = uri.find(sep, 0, end)
+        if found != -1:
+            end = found
+    path = uri[:end]
+    authority = path.find("://")
+    if authority != -1:
+        slash = path.find("/", authority + 3)
+        if slash == -1:
+            return None  # no path at all: `https://example.com`
+        path = path[slash:]
     if not path or path.endswith("/"):
         return None
-    ext = posixpath.splitext(unquote(path))[1].lower()
+    segment = path.rsplit("/", 1)[-1]
+    ext = posixpath.splitext(unquote(segment) if "%" in segment else segment)[1].lower()
     if not ext:
         return None
     return _KNOWN.get(ext) or _builtin_types().get(ext)
