@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 from acp.schema import ContentToolCallContent, TextContentBlock, UsageUpdate
@@ -11,6 +12,7 @@ from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call
 from pydantic_acp import create_acp_agent, load_history
 from pydantic_ai import Agent, ModelRetry, ToolFailed
+from pydantic_ai.capabilities import ProcessEventStream
 from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart
 from pydantic_ai.models.function import DeltaThinkingPart
 
@@ -203,3 +205,30 @@ async def test_history_is_stored_as_pydantic_messages() -> None:
     response = messages[-1]
     assert isinstance(response, ModelResponse)
     assert [type(p) for p in response.parts] == [ThinkingPart, TextPart]
+
+
+@pytest.mark.parametrize("how", ["capability", "agent handler"])
+async def test_the_agents_own_event_handlers_still_run(how: str) -> None:
+    seen: list[str] = []
+
+    async def own_handler(ctx: object, events: Any) -> None:
+        async for event in events:
+            seen.append(type(event).__name__)
+
+    script = Script([["Hello", " there"]])
+    if how == "capability":
+        agent = Agent(script.model, capabilities=[ProcessEventStream(own_handler)])
+    else:
+
+        class HandlerAgent(Agent[None, str]):
+            @property
+            def event_stream_handler(self) -> Any:
+                return own_handler
+
+        agent = HandlerAgent(script.model)
+    async with AcpTestClient.connect(create_acp_agent(agent, store="memory")) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("hi", session_id=sid)
+    assert r.text == "Hello there"
+    assert seen.count("PartDeltaEvent") == 1

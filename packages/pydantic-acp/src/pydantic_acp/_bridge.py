@@ -1,8 +1,9 @@
 """The per-run capability that ties a pydantic-ai run to an ACP turn.
 
-It is passed as `capabilities=[...]` to each run (the user's agent is never changed) and hooks:
+It is passed as `capabilities=[...]` to each run (the user's agent is never changed). The run's
+events reach the [`EventProjector`][pydantic_acp.events.EventProjector] through a run-level
+`event_stream_handler` (or `on_event`, when the agent has a handler of its own). The hooks:
 
-- `on_event`: every stream event goes to the [`EventProjector`][pydantic_acp.events.EventProjector];
 - `prepare_tools`: the session mode hides tools ([`filter_tools`][pydantic_acp.modes.filter_tools]);
 - `before_tool_execute`: tools the policy or the mode asks about are deferred for approval;
 - `wrap_tool_execute`: the tool call turns `in_progress` when it really starts;
@@ -29,7 +30,7 @@ from .approvals import resolve_deferred
 from .events import EventProjector
 from .modes import filter_tools
 
-__all__ = ["AcpBridge"]
+__all__ = ["AcpBridge", "ListeningAcpBridge"]
 
 logger = logging.getLogger("pydantic_acp")
 
@@ -50,9 +51,6 @@ class AcpBridge(AbstractCapability[Any]):
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None
-
-    async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
-        await self.projector.handle(event)
 
     async def prepare_tools(self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
         return filter_tools(self.turn, tool_defs, keep=self.keep_tools)
@@ -115,6 +113,18 @@ class AcpBridge(AbstractCapability[Any]):
             )
         )
         return response
+
+
+@dataclass
+class ListeningAcpBridge(AcpBridge):
+    """An `AcpBridge` that also receives the run's events through `on_event`.
+
+    Used when the agent has its own `event_stream_handler` (a run-level handler would replace it);
+    otherwise the runner passes a cheaper run-level handler that feeds the projector directly.
+    """
+
+    async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
+        await self.projector.handle(event)
 
 
 def _context_window(ctx: RunContext[Any]) -> int | None:

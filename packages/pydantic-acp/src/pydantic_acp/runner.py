@@ -14,7 +14,7 @@ import contextlib
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from acp.schema import StopReason, ToolKind
@@ -24,14 +24,15 @@ from acpkit_core.server.capabilities import RunnerCapabilities
 from acpkit_core.tools import classify_tool
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import AgentStreamEvent, ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
-from ._bridge import AcpBridge
+from ._bridge import AcpBridge, ListeningAcpBridge
 from .client_tools import client_toolset
 from .events import EventProjector
 from .history import load_history, save_history
@@ -132,7 +133,14 @@ class PydanticRunner:
             keep.add(PLAN_TOOL_NAME)
         if self._client_tools:
             toolsets.append(client_toolset(turn, projector))
-        bridge = AcpBridge(turn, projector, frozenset(keep), self._report_tool_errors)
+        own_handler = agent.event_stream_handler is not None
+        bridge_type = ListeningAcpBridge if own_handler else AcpBridge
+        bridge = bridge_type(turn, projector, frozenset(keep), self._report_tool_errors)
+
+        async def handle_events(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
+            async for event in events:
+                await projector.handle(event)
+
         token = CancellationToken()
         watcher = asyncio.create_task(_cancel_when(turn, token))
         messages: list[ModelMessage] = []
@@ -146,6 +154,7 @@ class PydanticRunner:
                         deps=self._deps_factory(turn) if self._deps_factory else None,
                         toolsets=toolsets,
                         capabilities=[bridge],
+                        event_stream_handler=None if own_handler else handle_events,
                         instructions=PLANNING_INSTRUCTIONS if turn.plan_only else None,
                         usage_limits=self._usage_limits,
                         model_settings=self._model_settings,
