@@ -7,7 +7,7 @@ dataclass with a literal `kind` discriminator:
 |---|---|---|
 | [`Text`][acpkit_core.ir.Text] | `text` | the text |
 | [`Binary`][acpkit_core.ir.Binary] | `image`, `audio`, embedded `blob` resource | base64 payload as received |
-| [`Link`][acpkit_core.ir.Link] | `resource_link` (and unusable embedded text) | uri, name, title, description, media type, size |
+| [`Link`][acpkit_core.ir.Link] | `resource_link`, lost binary text | uri, name, title, description, type, size |
 | [`ContextRef`][acpkit_core.ir.ContextRef] | embedded `text` resource | uri, text, media type |
 
 Every part keeps the block's `annotations` and `_meta` as plain JSON.
@@ -16,7 +16,6 @@ Every part keeps the block's `annotations` and `_meta` as plain JSON.
 from __future__ import annotations
 
 import base64
-import binascii
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, overload
@@ -108,24 +107,13 @@ class Binary:
 def check_base64(value: str) -> int | None:
     """Return the index of the first character that makes `value` invalid base64, or `None` if it is valid.
 
-    Strict: the standard alphabet, a length that is a multiple of four, padding only at the end.
+    Strict: the standard alphabet, a length that is a multiple of four, padding only at the end
+    (the index is `len(value)` when only the length is wrong). Validates without decoding.
     """
-    try:
-        base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        pass
-    else:
-        if len(value) % 4 == 0:
-            return None
-    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    stripped = value.rstrip("=")
-    for i, ch in enumerate(stripped):
-        if ch not in alphabet:
-            return i
-    pad = len(value) - len(stripped)
-    if pad > 2:
-        return len(stripped) + 2
-    return len(value)
+    from .prompt.parse import base64_fault  # the prompt package builds on this module
+
+    fault = base64_fault(value)
+    return None if fault is None else fault[0]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,14 @@ from ..ir import Binary, ContextRef, JsonObject, Link, Part, Prompt, Text
 from .media import guess_media_type, is_textual
 from .text import uri_name
 
-__all__ = ["BLOCK_TYPES", "base64_problem", "binary_text_note", "looks_like_lost_binary", "parse_prompt"]
+__all__ = [
+    "BLOCK_TYPES",
+    "base64_fault",
+    "base64_problem",
+    "binary_text_note",
+    "looks_like_lost_binary",
+    "parse_prompt",
+]
 
 BLOCK_TYPES: Final = ("text", "image", "audio", "resource_link", "resource")
 """The ACP content block types a prompt may contain."""
@@ -29,12 +36,12 @@ _ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 _CHUNK: Final = 1 << 20
 
 
-def base64_problem(value: str) -> str | None:
-    """Why `value` is not strict base64, or `None` when it is.
+def base64_fault(value: str) -> tuple[int, str] | None:
+    """Where and why `value` is not strict base64: `(index, reason)`, or `None` when it is valid.
 
     Strict means: only the standard alphabet (`A-Z a-z 0-9 + /`), no whitespace, a length that is a
-    multiple of four, and at most two `=` of padding at the very end. Character positions in the
-    reason are 0-based indexes into `value`.
+    multiple of four, and at most two `=` of padding at the very end. The index is 0-based (the
+    length of `value` when only the length is wrong).
 
     One pass over the text in 1 MiB chunks (encode + `bytes.translate`, both in C); nothing is
     decoded and nothing of the payload's size is kept.
@@ -46,13 +53,19 @@ def base64_problem(value: str) -> str | None:
         try:
             leftover = chunk.encode("ascii").translate(None, _ALPHABET)
         except UnicodeEncodeError as exc:
-            return f"not valid base64 (at character {start + exc.start})"
+            return start + exc.start, f"at character {start + exc.start}"
         if leftover:
-            bad = chr(leftover[0])
-            return f"not valid base64 (at character {start + chunk.index(bad)})"
+            index = start + chunk.index(chr(leftover[0]))
+            return index, f"at character {index}"
     if n % 4:
-        return f"not valid base64 (length {n} is not a multiple of 4)"
+        return n, f"length {n} is not a multiple of 4"
     return None
+
+
+def base64_problem(value: str) -> str | None:
+    """Why `value` is not strict base64 (`not valid base64 (at character 17)`), or `None` when it is."""
+    fault = base64_fault(value)
+    return None if fault is None else f"not valid base64 ({fault[1]})"
 
 
 def looks_like_lost_binary(text: str) -> bool:
