@@ -15,7 +15,7 @@ Every part keeps the block's `annotations` and `_meta` as plain JSON.
 
 from __future__ import annotations
 
-import base64
+import binascii
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, overload
@@ -82,7 +82,8 @@ class Binary:
     def data(self) -> bytes:
         """The decoded bytes, decoded on first access and kept."""
         if not self._decoded:
-            self._decoded.append(base64.b64decode(self.base64, validate=True))
+            # a2b_base64 reads an ASCII str in place: no intermediate bytes copy of the payload.
+            self._decoded.append(binascii.a2b_base64(self.base64, strict_mode=True))
         return self._decoded[0]
 
     @property
