@@ -50,7 +50,13 @@ async def test_initialize_advertises_exactly_what_works() -> None:
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
     assert caps["mcpCapabilities"] == {"http": True, "sse": False, "acp": False}
-    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "fork": {}}
+    assert caps["sessionCapabilities"] == {
+        "list": {},
+        "resume": {},
+        "close": {},
+        "fork": {},
+        "additionalDirectories": {},
+    }
     assert wire["authMethods"] == []
     assert agent.client.read_text_file and agent.client.terminal and not agent.client.boolean_config_options
 
@@ -442,3 +448,19 @@ async def test_host_reads_and_runs_through_the_client() -> None:
         "terminal/create",
         "terminal/release",
     ]
+
+
+async def test_additional_directories_widen_the_host_path_policy(tmp_path: Path) -> None:
+    extra, outside = tmp_path / "extra", tmp_path / "outside"
+    extra.mkdir()
+    outside.mkdir()
+    (extra / "in.txt").write_text("inside")
+    (outside / "out.txt").write_text("secret")
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        sid = await c.new_session(additional_directories=[str(extra)])
+        ok = await c.prompt(f"read {extra / 'in.txt'}", session_id=sid)
+        refused = await c.prompt(f"read {outside / 'out.txt'}", session_id=sid)
+    assert ok.text == "inside"
+    assert refused.text.startswith("The agent failed: PathPolicyError")
+    assert "secret" not in refused.text
