@@ -32,8 +32,10 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
+from acpkit_core.ir import Prompt, Text  # noqa: E402
+from acpkit_core.runner import ClientInfo, Session  # noqa: E402
 from acpkit_core.testing import AcpTestClient  # noqa: E402
-from pydantic_acp import create_acp_agent  # noqa: E402
+from pydantic_acp import PydanticRunner, create_acp_agent  # noqa: E402
 
 
 def streaming_agent(tokens: int) -> Agent[None, str]:
@@ -75,6 +77,64 @@ async def over_acp(agent: Agent[None, str], **options: object) -> None:
         sid = await c.new_session()
         r = await c.prompt("go", session_id=sid)
         assert r.stop_reason == "end_turn"
+
+
+class _NullEmitter:
+    """Drops every update: isolates the runner from the server and the transport."""
+
+    def new_message(self) -> None:
+        pass
+
+    async def text(self, delta: str) -> None:
+        pass
+
+    async def thought(self, delta: str) -> None:
+        pass
+
+    async def tool_call(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    async def tool_call_update(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    async def plan(self, items: object) -> None:
+        pass
+
+    async def usage(self, usage: object) -> None:
+        pass
+
+
+class _NullTurn:
+    """A `Turn` with no client behind it."""
+
+    def __init__(self) -> None:
+        self.session = Session(id="bench", cwd=tempfile.gettempdir())
+        self.prompt = Prompt((Text(text="go"),))
+        self.emit = _NullEmitter()
+        self.client = ClientInfo()
+        self.model_id = None
+        self.cancelled = False
+        self.plan_only = False
+
+    async def wait_cancelled(self) -> None:
+        await asyncio.Event().wait()
+
+    def classify_tool(self, name: str, args: object = None) -> str:
+        return "other"
+
+    def tool_locations(self, args: object) -> list[tuple[str, int | None]]:
+        return []
+
+    def tool_allowed(self, name: str, kind: str) -> bool:
+        return True
+
+    def needs_permission(self, name: str, kind: str) -> bool:
+        return False
+
+
+async def runner_alone(agent: Agent[None, str]) -> None:
+    """The pydantic-acp runner with a turn that drops every update (no server, no transport)."""
+    await PydanticRunner(agent).run_turn(_NullTurn())  # pyright: ignore[reportArgumentType]
 
 
 async def timed(run: Callable[[], Awaitable[None]], repeat: int) -> float:
@@ -188,11 +248,13 @@ async def main() -> None:
     setup = await session_setup(args.repeat)
     n = args.tokens
     base = await timed(lambda: alone(streaming_agent(n)), args.repeat)
+    bare = await timed(lambda: runner_alone(streaming_agent(n)), args.repeat)
     acp = await timed(lambda: over_acp(streaming_agent(n)), args.repeat) - setup
     merged = await timed(lambda: over_acp(streaming_agent(n), coalesce_ms=5.0), args.repeat) - setup
     stdio = await over_stdio(n, args.repeat)
     print(f"streaming {n} text deltas (median of {args.repeat}; ACP minus {setup * 1e3:.1f} ms session setup)")
     print(f"  pydantic-ai run_stream_events  {base * 1e3:8.1f} ms  {base / n * 1e6:7.1f} µs/token")
+    print(f"  pydantic-acp runner, no server {bare * 1e3:8.1f} ms  {bare / n * 1e6:7.1f} µs/token  {bare / base:5.2f}x")
     print(f"  over ACP                       {acp * 1e3:8.1f} ms  {acp / n * 1e6:7.1f} µs/token  {acp / base:5.2f}x")
     ratio = merged / base
     print(f"  over ACP, coalesce_ms=5        {merged * 1e3:8.1f} ms  {merged / n * 1e6:7.1f} µs/token  {ratio:5.2f}x")
@@ -202,9 +264,11 @@ async def main() -> None:
 
     k = args.tools
     base = await timed(lambda: alone(tools_agent(k)), args.repeat)
+    bare = await timed(lambda: runner_alone(tools_agent(k)), args.repeat)
     acp = await timed(lambda: over_acp(tools_agent(k)), args.repeat) - setup
     print(f"a turn with {k} tool calls")
     print(f"  pydantic-ai run_stream_events  {base * 1e3:8.1f} ms  {base / k * 1e3:7.2f} ms/call")
+    print(f"  pydantic-acp runner, no server {bare * 1e3:8.1f} ms  {bare / k * 1e3:7.2f} ms/call  {bare / base:5.2f}x")
     print(f"  over ACP                       {acp * 1e3:8.1f} ms  {acp / k * 1e3:7.2f} ms/call  {acp / base:5.2f}x")
 
     acp_cold, import_cold = await cold_start(max(1, min(args.repeat, 3)))
