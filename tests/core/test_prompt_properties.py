@@ -6,6 +6,7 @@ import base64
 import re
 from typing import Any
 
+from acp.schema import PromptRequest
 from acpkit_core.errors import PromptError
 from acpkit_core.ir import ContextRef, Prompt, Text
 from acpkit_core.prompt import context_wrapper, escape_context_text, parse_prompt
@@ -151,3 +152,10 @@ def test_no_attachment_escapes_its_wrapper(uri: str, text: str) -> None:
     assert out.endswith("</context>") and closings[0].start() == len(out) - len("</context>")
     body = rest[: -len("</context>")]
     assert body in (escape_context_text(text), escape_context_text(text) + "\n")
+
+
+@FAST
+@given(st.lists(valid_blocks, max_size=6))
+def test_sdk_models_and_wire_dicts_parse_alike(blocks: list[dict[str, Any]]) -> None:
+    models = PromptRequest.model_validate({"sessionId": "s", "prompt": blocks}).prompt
+    assert parse_prompt(models) == parse_prompt(blocks)
