@@ -13,13 +13,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from acpkit_core.runner import HttpMcpServer, McpServer, SseMcpServer, StdioMcpServer
-from fastmcp.client import Client
-from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
-from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.toolsets import AbstractToolset
+
+if TYPE_CHECKING:
+    from pydantic_ai.mcp import MCPToolset
 
 __all__ = ["SessionMcp", "mcp_toolset"]
 
@@ -28,6 +28,11 @@ logger = logging.getLogger("pydantic_acp")
 
 def mcp_toolset(server: McpServer, *, cwd: str | None = None) -> MCPToolset[Any]:
     """A pydantic-ai toolset for one MCP server description from the client."""
+    # Imported here: the MCP client stack takes a second to import and most sessions have no servers.
+    from fastmcp.client import Client
+    from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
+    from pydantic_ai.mcp import MCPToolset
+
     transport: Any
     match server:
         case StdioMcpServer():
