@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +35,7 @@ from langchain_acp.content import (
 )
 from langchain_acp.render import render_prompt, to_human_message
 from langchain_core.messages import HumanMessage, convert_to_openai_messages
+from langgraph.graph import END, START, MessagesState, StateGraph
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg=="
 PDF = base64.b64encode(b"%PDF-1.4\n").decode()
@@ -237,3 +240,29 @@ def test_round_trip_keeps_the_payload() -> None:
     assert parse_prompt(back) == prompt
     back_legacy = to_acp_blocks(render_prompt(prompt))
     assert parse_prompt(back_legacy) == prompt
+
+
+REFERENCES = Path(__file__).resolve().parents[2] / "references" / "prompts"
+GOLDEN = [p for p in sorted(REFERENCES.glob("*.json")) if "error" not in json.loads(p.read_text(encoding="utf-8"))]
+
+
+def test_golden_prompts_reach_a_graph_node_unchanged() -> None:
+    seen: list[Any] = []
+
+    def node(state: MessagesState) -> dict[str, Any]:
+        seen.append(state["messages"][-1])
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", node)
+    builder.add_edge(START, "model")
+    builder.add_edge("model", END)
+    graph = builder.compile()
+    assert len(GOLDEN) >= 40
+    for path in GOLDEN:
+        case = json.loads(path.read_text(encoding="utf-8"))
+        prompt = parse_prompt(case["prompt"])
+        for style, key in (("legacy", "langchain"), ("v1", "langchain_v1")):
+            message = to_human_message(prompt, blocks=style, root_dir=case.get("root_dir"))
+            graph.invoke({"messages": [message]})
+            assert seen[-1].content == case[key], f"{path.name} ({style})"
