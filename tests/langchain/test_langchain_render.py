@@ -266,3 +266,21 @@ def test_golden_prompts_reach_a_graph_node_unchanged() -> None:
             message = to_human_message(prompt, blocks=style, root_dir=case.get("root_dir"))
             graph.invoke({"messages": [message]})
             assert seen[-1].content == case[key], f"{path.name} ({style})"
+
+
+@pytest.mark.parametrize(
+    ("payload", "kind", "mime"),
+    [
+        (PNG, "image", "image/png"),
+        (base64.b64encode(b"\xff\xd8\xff\xe0" + bytes(12)).decode(), "image", "image/jpeg"),
+        (base64.b64encode(b"RIFF\x00\x00\x00\x00WEBPVP8 ").decode(), "image", "image/webp"),
+        ("UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQAAAAA=", "audio", "audio/wav"),
+        (base64.b64encode(b"ID3\x04" + bytes(12)).decode(), "audio", "audio/mpeg"),
+        (base64.b64encode(bytes(16)).decode(), "image", "image/*"),
+        ("!!", "audio", "audio/*"),
+    ],
+)
+def test_missing_mime_type_is_sniffed_from_the_first_bytes(payload: str, kind: str, mime: str) -> None:
+    (block,) = to_acp_blocks([{"type": kind, "base64": payload}])
+    assert isinstance(block, ImageContentBlock | AudioContentBlock)
+    assert (block.type, block.mime_type, block.data) == (kind, mime, payload)

@@ -27,6 +27,7 @@ tool-call updates.
 
 from __future__ import annotations
 
+import binascii
 import json
 from collections.abc import Mapping, Sequence
 from os import PathLike
@@ -193,6 +194,28 @@ def _split_data_url(url: str) -> tuple[str, str] | None:
     return header[5:].split(";", 1)[0] or "application/octet-stream", data
 
 
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF8", "image/gif"),
+    (b"ID3", "audio/mpeg"),
+    (b"OggS", "audio/ogg"),
+    (b"fLaC", "audio/flac"),
+    (b"%PDF", "application/pdf"),
+)
+
+
+def _sniff(data: str) -> str | None:
+    """The media type a payload's first bytes announce (decoding only its first 16 characters)."""
+    try:
+        head = binascii.a2b_base64(data[:16])
+    except (binascii.Error, ValueError):
+        return None
+    if head[:4] == b"RIFF" and head[8:12] in (b"WEBP", b"WAVE"):
+        return "image/webp" if head[8:12] == b"WEBP" else "audio/wav"
+    return next((mime for magic, mime in _SIGNATURES if head.startswith(magic)), None)
+
+
 def _media_block(kind: str, data: str, mime: str, ann: Annotations | None) -> AcpContentBlock:
     if kind == "audio":
         return AudioContentBlock(type="audio", data=data, mime_type=mime, annotations=ann)
@@ -202,7 +225,8 @@ def _media_block(kind: str, data: str, mime: str, ann: Annotations | None) -> Ac
 def _media(kind: str, block: Mapping[str, Any], ann: Annotations | None) -> list[AcpContentBlock]:
     mime = block.get("mime_type")
     if isinstance(block.get("base64"), str):
-        return [_media_block(kind, block["base64"], mime or f"{kind}/*", ann)]
+        data: str = block["base64"]
+        return [_media_block(kind, data, mime or _sniff(data) or f"{kind}/*", ann)]
     url: object = block.get("url")
     if kind == "image" and block.get("type") == "image_url":
         inner: object = block.get("image_url")
