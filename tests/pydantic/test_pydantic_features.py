@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from acp.schema import AgentPlanUpdate, FileEditToolCallContent, McpServerStdio, TerminalToolCallContent
 from acpkit_core.config import STANDARD_MODES, Mode
+from acpkit_core.runner import Session, Turn
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call
 from pydantic_acp import PLAN_TOOL_NAME, create_acp_agent
 from pydantic_acp.modes import PLANNING_INSTRUCTIONS
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -218,3 +219,35 @@ async def test_client_mcp_server_tools_are_offered_and_called() -> None:
     assert tc.statuses == ["pending", "in_progress", "completed"]
     assert "ketchup: a word the MCP server knows" in str(script.tool_returns()[0].content)
     assert "`lookup_word`" in listed.text
+
+
+async def test_agent_factory_builds_the_agent_per_session_with_deps() -> None:
+
+    scripts: dict[str, Script] = {}
+    made: list[str] = []
+
+    def agent_for(session: Session) -> Agent[str, str]:
+        made.append(session.cwd)
+        script = scripts.setdefault(session.id, Script([[call("whoami", id="w")], ["ok"]] * 2))
+        agent = Agent(script.model, deps_type=str, instructions=f"Work in {session.cwd}.")
+
+        @agent.tool
+        def whoami(ctx: RunContext[str]) -> str:
+            return ctx.deps
+
+        return agent
+
+    def deps_for(turn: Turn) -> str:
+        return f"user of {turn.session.id}"
+
+    acp_agent = create_acp_agent(agent_factory=agent_for, deps_factory=deps_for, store="memory")
+    async with AcpTestClient.connect(acp_agent) as c:
+        await c.initialize()
+        sub = c.root / "sub"
+        sub.mkdir()
+        sid = await c.new_session(cwd=sub)
+        await c.prompt("who?", session_id=sid)
+    script = scripts[sid]
+    assert f"Work in {sub}." in (script.infos[0].instructions or "")
+    assert script.tool_returns()[0].content == f"user of {sid}"
+    assert str(sub) in made
