@@ -39,3 +39,17 @@ async def test_example_agent_offline(tmp_path: Path, answer: str, written: bool)
     else:
         assert r.tool_calls["write-1"].status == "failed"
         assert r.text.endswith("did not write any notes (you declined, or it failed).")
+
+
+async def test_acpkit_run_serves_the_example(tmp_path: Path) -> None:
+    acpkit = str(Path(sys.executable).with_name("acpkit"))
+    (tmp_path / "README.md").write_text("# Project\n")
+    async with AcpTestClient.spawn(
+        acpkit, "run", EXAMPLE, root=tmp_path, env={"ACPKIT_MODEL": ""}, permission_answers=["allow_once"]
+    ) as c:
+        init = await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("Look at README.md", session_id=sid)
+    assert init.agent_info is not None and init.agent_info.name == "pydantic-example"
+    assert r.stop_reason == "end_turn"
+    assert (tmp_path / "acpkit-notes.md").read_text() == "# Notes\n\nFirst line of README.md: # Project\n"
