@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acpkit_core.ir import Prompt
+from acpkit_core.ir import Prompt, Text
 from langchain_core.messages import HumanMessage
 
 from .content import BlockStyle, ContentDict, RootDir, part_to_content
@@ -21,6 +21,9 @@ __all__ = ["render_prompt", "to_human_message"]
 def render_prompt(prompt: Prompt, *, blocks: BlockStyle = "legacy", root_dir: RootDir = None) -> list[ContentDict]:
     """Render a prompt as LangChain content dicts, in order.
 
+    Empty text blocks are left out when the prompt has anything else (some providers refuse an
+    empty text part); a prompt made only of empty text keeps one empty text item.
+
     Args:
         prompt: The parsed prompt.
         blocks: `"legacy"` emits `image_url` data URLs for images and a text summary for other
@@ -29,7 +32,8 @@ def render_prompt(prompt: Prompt, *, blocks: BlockStyle = "legacy", root_dir: Ro
         root_dir: When given (usually the session's cwd), link descriptions also show the
             workspace-relative path of `file://` URIs inside it; the full URI is kept.
     """
-    return [item for part in prompt for item in part_to_content(part, blocks=blocks, root_dir=root_dir)]
+    parts = [part for part in prompt if not (isinstance(part, Text) and not part.text)] or prompt.parts[:1]
+    return [item for part in parts for item in part_to_content(part, blocks=blocks, root_dir=root_dir)]
 
 
 def to_human_message(

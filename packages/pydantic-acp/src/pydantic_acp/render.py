@@ -70,9 +70,10 @@ def render_part(part: Part) -> UserContent:
 def render_prompt(prompt: Prompt) -> str | list[UserContent]:
     """Render a prompt as the `user_prompt` of `pydantic_ai.Agent.run`.
 
-    A prompt of text only becomes one plain string (several text blocks joined by a newline);
-    any other prompt becomes a list with one item per part, in order.
+    A prompt of text only becomes one plain string (its non-empty text blocks joined by a
+    newline); any other prompt becomes a list with one item per part, in order, leaving out
+    empty text blocks (some providers refuse an empty text part, and it carries nothing).
     """
     if prompt.is_text_only:
-        return "\n".join(part.text for part in prompt if isinstance(part, Text))
-    return [render_part(part) for part in prompt]
+        return "\n".join(part.text for part in prompt if isinstance(part, Text) and part.text)
+    return [render_part(part) for part in prompt if not (isinstance(part, Text) and not part.text)]
