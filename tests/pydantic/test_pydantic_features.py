@@ -251,3 +251,26 @@ async def test_agent_factory_builds_the_agent_per_session_with_deps() -> None:
     assert f"Work in {sub}." in (script.infos[0].instructions or "")
     assert script.tool_returns()[0].content == f"user of {sid}"
     assert str(sub) in made
+
+
+async def test_an_edit_tool_of_the_agent_gets_a_diff_of_its_file() -> None:
+    script = Script([[call("edit_file", '{"path": "app.py", "text": "print(2)\\n"}', id="e1")], ["edited"]])
+    agent = Agent(script.model)
+    root: list[Path] = []
+
+    @agent.tool_plain
+    def edit_file(path: str, text: str) -> str:
+        """Replace a file's text."""
+        (root[0] / path).write_text(text)
+        return "edited"
+
+    async with AcpTestClient.connect(create_acp_agent(agent, store="memory")) as c:
+        root.append(c.root)
+        (c.root / "app.py").write_text("print(1)\n")
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("edit", session_id=sid)
+    tc = r.tool_calls["e1"]
+    assert tc.kind == "edit" and tc.status == "completed"
+    diff = next(x for x in tc.content if isinstance(x, FileEditToolCallContent))
+    assert (diff.path, diff.old_text, diff.new_text) == (str(root[0] / "app.py"), "print(1)\n", "print(2)\n")

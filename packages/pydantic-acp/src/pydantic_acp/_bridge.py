@@ -6,7 +6,8 @@ events reach the [`EventProjector`][pydantic_acp.events.EventProjector] through 
 
 - `prepare_tools`: the session mode hides tools ([`filter_tools`][pydantic_acp.modes.filter_tools]);
 - `before_tool_execute`: tools the policy or the mode asks about are deferred for approval;
-- `wrap_tool_execute`: the tool call turns `in_progress` when it really starts;
+- `wrap_tool_execute`: the tool call turns `in_progress` when it really starts; an edit tool's call
+  gets a diff of its file (read before, and from disk after, the tool ran);
 - `on_tool_execute_error`: an unexpected exception becomes a failed tool result the model can read;
 - `handle_deferred_tool_calls`: approvals through `session/request_permission`;
 - `after_model_request`: `usage_update` after each model response.
@@ -15,10 +16,12 @@ events reach the [`EventProjector`][pydantic_acp.events.EventProjector] through 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from acpkit_core.runner import Turn, TurnUsage
+from acpkit_core.tools import diff_content
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
 from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
@@ -47,6 +50,8 @@ class AcpBridge(AbstractCapability[Any]):
     """Tools every mode keeps (the plan tool)."""
     report_tool_errors: bool = True
     """Turn unexpected tool exceptions into failed tool results instead of ending the turn."""
+    self_diffing: frozenset[str] = field(default_factory=frozenset[str])
+    """Edit tools that attach their own diff (the client tools); others get one from the file before and after."""
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -73,8 +78,18 @@ class AcpBridge(AbstractCapability[Any]):
         args: ValidatedToolArgs,
         handler: WrapToolExecuteHandler,
     ) -> Any:
-        await self.projector.started(call)
-        return await handler(args)
+        state = await self.projector.started(call)
+        if state is None or state.kind != "edit" or call.tool_name in self.self_diffing:
+            return await handler(args)
+        locations = self.turn.tool_locations(state.args)
+        path = locations[0][0] if locations else None
+        before = await _text_before(self.turn, path)
+        result = await handler(args)
+        if path is not None and before is not False and not state.extra_content:
+            after = _text_on_disk(path)
+            if after is not None and after != before:
+                await self.projector.attach(call.tool_call_id, diff_content(path, before, after))
+        return result
 
     async def on_tool_execute_error(
         self,
@@ -125,6 +140,34 @@ class ListeningAcpBridge(AcpBridge):
 
     async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
         await self.projector.handle(event)
+
+
+_DIFF_LIMIT = 1_000_000
+
+
+async def _text_before(turn: Turn, path: str | None) -> str | Literal[False] | None:
+    """The file's text before an edit tool runs (`None`: no such file; `False`: no diff for this one)."""
+    if path is None:
+        return False
+    try:
+        if os.path.getsize(path) > _DIFF_LIMIT:
+            return False
+    except OSError:
+        pass
+    try:
+        return await turn.host.read_for_diff(path)
+    except Exception:  # outside the allowed directories, unreadable, not text: no diff, the tool still runs
+        return False
+
+
+def _text_on_disk(path: str) -> str | None:
+    try:
+        if os.path.getsize(path) > _DIFF_LIMIT:
+            return None
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _context_window(ctx: RunContext[Any]) -> int | None:

@@ -167,13 +167,15 @@ class EventProjector:
             )
         return state
 
-    async def started(self, part: BaseToolCallPart[Any]) -> None:
-        """The tool is about to run: `in_progress`."""
+    async def started(self, part: BaseToolCallPart[Any]) -> ToolCallState | None:
+        """The tool is about to run: `in_progress`. Returns its state (`None` for a hidden tool)."""
         state = await self.announce(part)
-        if state.hidden or state.status != "pending":
-            return
-        state.status = "in_progress"
-        await self._emit.tool_call_update(part.tool_call_id, status="in_progress")
+        if state.hidden:
+            return None
+        if state.status == "pending":
+            state.status = "in_progress"
+            await self._emit.tool_call_update(part.tool_call_id, status="in_progress")
+        return state
 
     async def attach(self, tool_call_id: str, content: ToolCallContent) -> None:
         """A running tool adds content (a diff, a terminal) to its own tool call."""

@@ -33,7 +33,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from ._bridge import AcpBridge, ListeningAcpBridge
-from .client_tools import client_toolset
+from .client_tools import CLIENT_TOOL_NAMES, client_toolset
 from .events import EventProjector
 from .history import load_history, save_history
 from .mcp import SessionMcp
@@ -135,7 +135,13 @@ class PydanticRunner:
             toolsets.append(client_toolset(turn, projector))
         own_handler = agent.event_stream_handler is not None
         bridge_type = ListeningAcpBridge if own_handler else AcpBridge
-        bridge = bridge_type(turn, projector, frozenset(keep), self._report_tool_errors)
+        bridge = bridge_type(
+            turn,
+            projector,
+            frozenset(keep),
+            self._report_tool_errors,
+            CLIENT_TOOL_NAMES if self._client_tools else frozenset(),
+        )
 
         async def handle_events(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
             async for event in events:
