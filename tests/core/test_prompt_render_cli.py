@@ -124,3 +124,10 @@ def test_missing_file(tmp_path: Path) -> None:
     code, out, err = run(tmp_path / "nope.json")
     assert code == 2 and out == ""
     assert err.startswith(f"acpkit render: cannot read {tmp_path / 'nope.json'}:")
+
+
+def test_reads_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"prompt": [{"type": "text", "text": "from stdin"}]})))
+    code, out, err = run("-")
+    assert (code, err) == (0, "")
+    assert '"text": "from stdin"' in out
