@@ -23,6 +23,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.output import create_output
 
 __all__ = [
     "AutoAnswer",
@@ -106,7 +107,9 @@ class _ChatCompleter(Completer):
 class LineReader:
     """The interactive prompt line and the permission question, on one `prompt_toolkit` session each."""
 
-    def __init__(self, commands: Callable[[], list[AvailableCommand]], cwd: Path) -> None:
+    def __init__(
+        self, commands: Callable[[], list[AvailableCommand]], cwd: Path, *, questions_on_stderr: bool = False
+    ) -> None:
         history: History
         try:
             path = history_path()
@@ -117,7 +120,9 @@ class LineReader:
         self._line: PromptSession[str] = PromptSession(
             history=history, completer=_ChatCompleter(commands, cwd), complete_while_typing=True
         )
-        self._question: PromptSession[str] = PromptSession()
+        # with --json, stdout carries the transcript: ask on stderr
+        output = create_output(stdout=sys.stderr) if questions_on_stderr else None
+        self._question: PromptSession[str] = PromptSession(output=output)
 
     async def read_line(self) -> str:
         """The next prompt line; raises `EOFError` (Ctrl-D) or `KeyboardInterrupt` (Ctrl-C)."""

@@ -84,7 +84,9 @@ class Chat:
             asker = ChatView(self.questions) if self.args.json else self.view
             asker.permission_question(tool_call, options)
             if self.reader is not None or sys.stdin.isatty():
-                self.reader = self.reader or ask.LineReader(lambda: self.view.commands, self.cwd)
+                self.reader = self.reader or ask.LineReader(
+                    lambda: self.view.commands, self.cwd, questions_on_stderr=self.args.json
+                )
                 option = await self.reader.ask(options)
                 self._restore_sigint()
                 if option is None:  # Ctrl-C on the question cancels the turn
