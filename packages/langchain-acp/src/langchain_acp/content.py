@@ -1,10 +1,9 @@
 """ACP content <-> LangChain message content.
 
-Forward (prompt -> model input): `part_to_content` renders
-one IR part, and one public converter per ACP block type (`text_block_to_content`,
-`image_block_to_content`, `audio_block_to_content`, `resource_link_to_content`,
-`embedded_resource_to_content`) validates a single ACP block and renders it. Each returns a list
-of LangChain content dicts.
+Forward (prompt -> model input): `part_to_content` renders one IR part, and one public converter
+per ACP block type (`text_block_to_content`, `image_block_to_content`, `audio_block_to_content`,
+`resource_link_to_content`, `embedded_resource_to_content`) validates a single ACP block and
+renders it. Each returns a list of LangChain content dicts.
 
 | part | `blocks="legacy"` | `blocks="v1"` |
 |---|---|---|
@@ -17,12 +16,10 @@ of LangChain content dicts.
 
 The base64 text is passed on exactly as the client sent it: never decoded, never re-encoded.
 
-Backward (model output -> ACP): `to_acp_blocks` maps a
-message's content (a string or a list of LangChain blocks) to ACP content blocks,
-`to_acp_thoughts` picks out its reasoning, and
-`to_acp_tool_content` maps a tool's output to ACP
-tool-call content. Tool-call blocks are never turned into content: tool calls travel as ACP
-tool-call updates.
+Backward (model output -> ACP): `to_acp_blocks` maps a message's content (a string or a list of
+LangChain blocks) to ACP content blocks, `to_acp_thoughts` picks out its reasoning, and
+`to_acp_tool_content` maps a tool's output to ACP tool-call content. Tool-call blocks are never
+turned into content: tool calls travel as ACP tool-call updates.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """ACP content blocks -> `Prompt`.
 
-`parse_prompt` accepts `acp.schema` content block models
-or the plain JSON dicts of the wire, validates them strictly and returns the IR. Every refusal is
-a `PromptError` naming the block, its type, the field and the
-reason, for example `prompt[2] (image): data: not valid base64 (at character 17)`.
+`parse_prompt` accepts `acp.schema` content block models or the plain JSON dicts of the wire,
+validates them strictly and returns the IR. Every refusal is a `PromptError` naming the block,
+its type, the field and the reason, for example
+`prompt[2] (image): data: not valid base64 (at character 17)`.
 
 The parser only looks at the blocks: it never opens a file, runs a command or fetches a URI.
 """
@@ -26,6 +26,7 @@ __all__ = [
     "base64_problem",
     "binary_text_note",
     "looks_like_lost_binary",
+    "parse_block",
     "parse_prompt",
 ]
 
@@ -307,13 +308,13 @@ def parse_prompt(blocks: object) -> Prompt:
     | `resource_link` | `Link` |
 
     `annotations` and `_meta` are kept as received. A missing media type on a link or resource is
-    inferred from the URI's extension (`guess_media_type`).
-    Base64 payloads are validated here, once, and not decoded.
+    inferred from the URI's extension (`guess_media_type`). Base64 payloads are validated here,
+    once, and not decoded.
 
     An embedded *text* resource whose media type is not textual and whose text carries the marks
-    of lost bytes (U+FFFD or NUL: a PNG a client decoded as UTF-8) becomes a
-    `Link` to its URI with a `note` saying the
-    binary content did not survive the client, so that garbage never reaches a model as the file.
+    of lost bytes (U+FFFD or NUL: a PNG a client decoded as UTF-8) becomes a `Link` to its URI
+    with a `note` saying the binary content did not survive the client, so that garbage never
+    reaches a model as the file.
 
     Raises:
         PromptError: `blocks` is not a list, or a block is malformed: unknown type, missing

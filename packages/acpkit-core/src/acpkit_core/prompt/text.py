@@ -3,17 +3,15 @@ r"""The canonical text forms of prompt parts, shared by every adapter.
 Whichever framework runs the agent, a model sees the same words for the same attachment:
 
 - the **link label** `[@name](uri)` (`link_label`);
-- the **context wrapper** around an embedded text resource
-  (`context_wrapper`):
+- the **context wrapper** around an embedded text resource (`context_wrapper`):
 
       [@notes.md](file:///home/user/project/notes.md)
       <context ref="file:///home/user/project/notes.md">
       # Notes
       </context>
 
-- the **resource description** of a link (`resource_description`)
-  and the **binary summary** of content that cannot be shown
-  (`binary_summary`): the label, then `key: value` lines;
+- the **resource description** of a link (`resource_description`) and the **binary summary** of
+  content that cannot be shown (`binary_summary`): the label, then `key: value` lines;
 - `prompt_text`: a plain-text summary for titles and logs.
 
 Escaping (so that an attachment can neither close its wrapper nor break its attribute):
