@@ -211,3 +211,43 @@ def test_sessions_lists_stored_sessions(workdir: Path) -> None:
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert rows == [{"sessionId": "sess_stored", "cwd": str(workdir), "title": "A stored session", "updatedAt": None}]
+
+
+def test_session_resumed_one_shot(workdir: Path) -> None:
+    result = _chat(str(AGENT), "-p", "/echo again", "--session", "sess_stored", "--json", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    methods = [json.loads(line)["message"].get("method") for line in result.stdout.splitlines()]
+    assert "session/resume" in methods and "session/new" not in methods
+
+
+def test_session_loaded_interactively_shows_history(workdir: Path) -> None:
+    core_agent = Path(__file__).parent / "agents" / "scripted_agent.py"
+    agent = f"{sys.executable} {core_agent} --store {workdir / 'sessions.sqlite3'}"
+    first = _chat("--agent", agent, "-p", "remember the word kumquat", "--json", cwd=workdir)
+    assert first.returncode == 0, first.stderr
+    session_id = next(
+        m["message"]["result"]["sessionId"]
+        for m in map(json.loads, first.stdout.splitlines())
+        if "sessionId" in m["message"].get("result", {})
+    )
+    listed = subprocess.run(
+        [sys.executable, "-m", "acpkit_core.cli", "sessions", "--agent", agent],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert session_id in listed.stdout
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "acpkit_core.cli", "chat", "--agent", agent, "--session", session_id],
+        cwd=str(workdir),
+        env=_env(),
+        encoding="utf-8",
+        timeout=TIMEOUT,
+    )
+    see(child, "you: remember the word kumquat")  # replayed by session/load
+    see(child, f"session {session_id}")
+    child.expect(PROMPT_READY)
+    child.sendeof()
+    child.expect(pexpect.EOF)
