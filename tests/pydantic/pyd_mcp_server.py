@@ -1,4 +1,4 @@
-"""A tiny stdio MCP server for the tests: `python pyd_mcp_server.py`."""
+"""A tiny MCP server for the tests: `python pyd_mcp_server.py` (stdio) or `... http|sse PORT`."""
 
 from __future__ import annotations
 
@@ -14,4 +14,10 @@ def lookup_word(word: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if len(sys.argv) == 3:  # `http PORT` or `sse PORT`
+        transport = "streamable-http" if sys.argv[1] == "http" else "sse"
+        server.run(transport, host="127.0.0.1", port=int(sys.argv[2]))  # pyright: ignore[reportCallIssue, reportArgumentType]
+    else:
+        server.run()

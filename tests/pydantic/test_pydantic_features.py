@@ -274,3 +274,50 @@ async def test_an_edit_tool_of_the_agent_gets_a_diff_of_its_file() -> None:
     assert tc.kind == "edit" and tc.status == "completed"
     diff = next(x for x in tc.content if isinstance(x, FileEditToolCallContent))
     assert (diff.path, diff.old_text, diff.new_text) == (str(root[0] / "app.py"), "print(1)\n", "print(2)\n")
+
+
+@pytest.mark.parametrize(("transport", "path"), [("http", "/mcp"), ("sse", "/sse")])
+async def test_client_mcp_server_over_http_and_sse(transport: str, path: str) -> None:
+    import asyncio
+    import socket
+
+    from acp.schema import HttpHeader, HttpMcpServer, SseMcpServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(Path(__file__).with_name("pyd_mcp_server.py")),
+        transport,
+        str(port),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        url = f"http://127.0.0.1:{port}{path}"
+        headers = [HttpHeader(name="x-test", value="1")]
+        server = (
+            HttpMcpServer(type="http", name="notes", url=url, headers=headers)
+            if transport == "http"
+            else SseMcpServer(type="sse", name="notes", url=url, headers=headers)
+        )
+        script = Script([[call("lookup_word", '{"word": "pickle"}', id="m1")], ["found"]])
+        async with AcpTestClient.connect(create_acp_agent(Agent(script.model), store="memory")) as c:
+            init = await c.initialize()
+            assert init.agent_capabilities is not None and init.agent_capabilities.mcp_capabilities is not None
+            sid = await c.new_session(mcp_servers=[server])
+            r = await c.prompt("look up", session_id=sid)
+            await c.close_session(sid)
+        assert r.tool_calls["m1"].status == "completed", script.tool_returns()
+        assert "pickle: a word the MCP server knows" in str(script.tool_returns()[0].content)
+    finally:
+        process.terminate()
+        await process.wait()
