@@ -1,1 +1,69 @@
-"""placeholder"""
+"""Serve LangChain, LangGraph and DeepAgents graphs over the Agent Client Protocol.
+
+```python
+from langchain.agents import create_agent
+from langchain_acp import run_acp
+
+run_acp(create_agent("openai:gpt-5", tools=[...]), name="my-agent")
+```
+"""
+
+from __future__ import annotations
+
+from .agent import create_acp_agent, create_runner, run_acp
+from .callbacks import AcpCallbackHandler
+from .content import (
+    part_to_content,
+    to_acp_blocks,
+    to_acp_thoughts,
+    to_acp_tool_content,
+)
+from .mappers import (
+    LangGraphSessionState,
+    error_code,
+    serialize_state,
+    stop_reason_from_error,
+    stop_reason_from_finish,
+    stop_reason_from_state,
+    todos_to_plan,
+    usage_from_message,
+    validate_state,
+)
+from .middleware import (
+    AcpModeMiddleware,
+    AcpPermissionMiddleware,
+    AcpSessionMiddleware,
+    AcpToolMiddleware,
+    bind_connection,
+    client_host,
+)
+from .runner import GraphFactory, LangGraphRunner, SessionContext
+
+__all__ = [
+    "AcpCallbackHandler",
+    "AcpModeMiddleware",
+    "AcpPermissionMiddleware",
+    "AcpSessionMiddleware",
+    "AcpToolMiddleware",
+    "GraphFactory",
+    "LangGraphRunner",
+    "LangGraphSessionState",
+    "SessionContext",
+    "bind_connection",
+    "client_host",
+    "create_acp_agent",
+    "create_runner",
+    "error_code",
+    "part_to_content",
+    "run_acp",
+    "serialize_state",
+    "stop_reason_from_error",
+    "stop_reason_from_finish",
+    "stop_reason_from_state",
+    "to_acp_blocks",
+    "to_acp_thoughts",
+    "to_acp_tool_content",
+    "todos_to_plan",
+    "usage_from_message",
+    "validate_state",
+]

@@ -1,0 +1,71 @@
+"""The checkpointer a served graph runs with: its own, or one embedded beside the session store.
+
+The user's graph is never mutated: a graph compiled without a checkpointer is copied
+(`Pregel.copy(update={"checkpointer": saver})`) and the copy gets the embedded saver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.pregel import Pregel
+
+__all__ = ["CHECKPOINT_FILE", "EmbeddedCheckpointer", "with_checkpointer"]
+
+CHECKPOINT_FILE = "langgraph-checkpoints.sqlite3"
+"""Name of the embedded checkpoint database, created beside the session store's SQLite file."""
+
+
+class EmbeddedCheckpointer:
+    """Opens the embedded saver lazily, in the serving event loop, and closes it at the end.
+
+    `path` is the SQLite file to use, or `None` for an in-memory saver (the memory store).
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        """The SQLite file, or `None` for memory."""
+        self._saver: BaseCheckpointSaver[Any] | None = None
+        self._conn: Any = None
+        self._lock = asyncio.Lock()
+
+    async def get(self) -> BaseCheckpointSaver[Any]:
+        """The saver, opening it on first use."""
+        if self._saver is not None:
+            return self._saver
+        async with self._lock:
+            if self._saver is None:
+                if self.path is None:
+                    self._saver = InMemorySaver()
+                else:
+                    import aiosqlite
+                    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._conn = await aiosqlite.connect(str(self.path))
+                    await self._conn.execute("PRAGMA journal_mode=WAL")
+                    saver = AsyncSqliteSaver(self._conn)
+                    await saver.setup()
+                    self._saver = saver
+            return self._saver
+
+    async def aclose(self) -> None:
+        """Close the SQLite connection, if one was opened."""
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+            self._saver = None
+
+
+def with_checkpointer(graph: Pregel[Any, Any, Any, Any], saver: BaseCheckpointSaver[Any]) -> Pregel[Any, Any, Any, Any]:
+    """A copy of `graph` that checkpoints with `saver` (the graph itself is left as it was)."""
+    return graph.copy(update={"checkpointer": saver})
+
+
+def has_checkpointer(graph: Pregel[Any, Any, Any, Any]) -> bool:
+    """True when the graph was compiled with its own saver."""
+    return isinstance(graph.checkpointer, BaseCheckpointSaver)

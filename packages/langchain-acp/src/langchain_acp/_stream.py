@@ -1,0 +1,185 @@
+"""Graph events to ACP updates: one `(namespace, mode, data)` item of `astream` at a time.
+
+The runner streams a graph with `stream_mode=["messages", "updates"]` and `subgraphs=True` and
+hands every item to [`StreamMapper.feed`][langchain_acp._stream.StreamMapper.feed]:
+
+- `messages`: AI message chunks -> text (`agent_message_chunk`), reasoning (`agent_thought_chunk`),
+  tool-call chunks -> `tool_call` as soon as the name is known, updated as the arguments complete;
+  tool messages -> the call's `completed` / `failed` update.
+- `updates`: finished AI messages -> usage and finish reason; tool messages (fallback); `todos`
+  -> `plan`; `__interrupt__` is left to the runner (it reads the interrupts from the state).
+
+Chunks from a subgraph (a DeepAgents subagent) are shown as thoughts, and their tool calls carry
+`_meta.acpkit.subagent` with the subgraph's namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from acpkit_core.runner import Emitter, PlanItem
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langgraph.types import Command
+
+from ._tools import ToolCallTracker
+from .mappers import finish_reason, todos_to_plan, usage_from_message
+
+__all__ = ["StreamMapper", "message_parts"]
+
+
+def message_parts(message: AIMessage | AIMessageChunk) -> tuple[str, str]:
+    """The text and the reasoning in one AI message or chunk (any provider's shape)."""
+    text: list[str] = []
+    reasoning: list[str] = []
+    content = message.content
+    if isinstance(content, str):
+        text.append(content)
+    else:
+        for block in content:
+            if isinstance(block, str):
+                text.append(block)
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                text.append(str(block.get("text", "")))
+            elif kind == "reasoning":
+                value = block.get("reasoning")
+                if value is None:
+                    summary = block.get("summary")
+                    if isinstance(summary, list):
+                        value = "".join(
+                            str(s.get("text", ""))  # pyright: ignore[reportUnknownMemberType,reportUnknownArgumentType]
+                            for s in cast(list[Any], summary)
+                            if isinstance(s, dict)
+                        )
+                reasoning.append(str(value or ""))
+            elif kind == "thinking":
+                reasoning.append(str(block.get("thinking", "")))
+    extra = message.additional_kwargs.get("reasoning_content")
+    if isinstance(extra, str):
+        reasoning.append(extra)
+    return "".join(text), "".join(reasoning)
+
+
+def _messages_in(update: Any) -> list[BaseMessage]:
+    """Messages written by one node update (a dict, a `Command`, or a list of them)."""
+    if isinstance(update, Command):
+        return _messages_in(update.update)
+    if isinstance(update, list | tuple):
+        found: list[BaseMessage] = []
+        for item in cast(Sequence[Any], update):
+            found.extend(_messages_in(item))
+        return found
+    if isinstance(update, Mapping):
+        messages = cast(Mapping[str, Any], update).get("messages")
+        if isinstance(messages, BaseMessage):
+            return [messages]
+        if isinstance(messages, list | tuple):
+            return [m for m in cast(Sequence[Any], messages) if isinstance(m, BaseMessage)]
+    return []
+
+
+def _todos_in(update: Any) -> list[Any] | None:
+    if isinstance(update, Command):
+        return _todos_in(update.update)
+    if isinstance(update, list | tuple):
+        result = None
+        for item in cast(Sequence[Any], update):
+            result = _todos_in(item) or result
+        return result
+    if isinstance(update, Mapping):
+        todos = cast(Mapping[str, Any], update).get("todos")
+        if isinstance(todos, list):
+            return cast(list[Any], todos)
+    return None
+
+
+@dataclass
+class _Pending:
+    """A tool call being streamed: chunks are matched by index within one message."""
+
+    id: str | None = None
+    name: str | None = None
+    args: str = ""
+
+
+@dataclass
+class StreamMapper:
+    """Maps the items of one turn's `astream` to emitter calls."""
+
+    emit: Emitter
+    """Where updates go."""
+    tools: ToolCallTracker
+    """The turn's tool-call tracker (shared with the callback handler)."""
+    last_finish_reason: str | None = None
+    """The finish reason of the last top-level model response."""
+    last_plan: tuple[PlanItem, ...] | None = None
+    """The last plan sent."""
+    _message_id: str | None = None
+    _pending: dict[tuple[str, int], _Pending] = field(default_factory=dict[tuple[str, int], _Pending])
+
+    async def feed(self, namespace: tuple[str, ...], mode: str, data: Any) -> None:
+        """Handle one `astream` item."""
+        if mode == "messages":
+            message, _metadata = data
+            await self._message(namespace, message)
+        elif mode == "updates" and isinstance(data, Mapping):
+            for node, update in cast(Mapping[str, Any], data).items():
+                if node == "__interrupt__":
+                    continue
+                await self._update(namespace, update)
+
+    async def _message(self, namespace: tuple[str, ...], message: Any) -> None:
+        if isinstance(message, ToolMessage):
+            if message.tool_call_id and self.tools.known(message.tool_call_id):
+                await self.tools.finish(message.tool_call_id, message)
+            return
+        if not isinstance(message, AIMessage | AIMessageChunk):
+            return
+        sub = bool(namespace)
+        mid = message.id or ""
+        if not sub and mid != self._message_id:
+            self._message_id = mid
+            self.emit.new_message()
+        text, reasoning = message_parts(message)
+        if reasoning:
+            await self.emit.thought(reasoning)
+        if text:
+            await (self.emit.thought(text) if sub else self.emit.text(text))
+        meta = {"acpkit": {"subagent": "|".join(namespace)}} if sub else None
+        if isinstance(message, AIMessageChunk):
+            for chunk in message.tool_call_chunks:
+                key = ("|".join(namespace) + "#" + mid, chunk.get("index") or 0)
+                pending = self._pending.setdefault(key, _Pending())
+                pending.id = pending.id or chunk.get("id")
+                pending.name = pending.name or chunk.get("name")
+                pending.args += chunk.get("args") or ""
+                if pending.id and pending.name:
+                    await self.tools.announce(pending.id, pending.name, pending.args, meta=meta)
+        else:
+            for call in message.tool_calls:
+                if call["id"]:
+                    await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
+
+    async def _update(self, namespace: tuple[str, ...], update: Any) -> None:
+        for message in _messages_in(update):
+            if isinstance(message, AIMessage):
+                usage = usage_from_message(message)
+                if usage is not None:
+                    await self.emit.usage(usage)
+                if not namespace:
+                    self.last_finish_reason = finish_reason(message)
+                meta = {"acpkit": {"subagent": "|".join(namespace)}} if namespace else None
+                for call in message.tool_calls:
+                    if call["id"]:
+                        await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
+            elif isinstance(message, ToolMessage) and message.tool_call_id:
+                await self.tools.finish(message.tool_call_id, message, name=message.name)
+        todos = _todos_in(update)
+        if todos is not None:
+            plan = tuple(todos_to_plan(todos))
+            if plan != self.last_plan:
+                self.last_plan = plan
+                await self.emit.plan(plan)

@@ -1,0 +1,199 @@
+"""`AcpCallbackHandler`: LangChain callbacks -> ACP updates.
+
+Attach it to any LangChain run (`create_agent(...).ainvoke(..., config={"callbacks": [handler]})`):
+model tokens become `agent_message_chunk`, reasoning becomes `agent_thought_chunk`, and each tool
+run becomes a `tool_call` that goes `in_progress`, then `completed` or `failed` with its output.
+
+Give it an ACP connection and a session id (a hand-built server), or nothing: inside a turn run
+by [`LangGraphRunner`][langchain_acp.runner.LangGraphRunner] it reports to that turn, through the
+same tool-call tracker the runner uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Protocol
+from uuid import UUID
+
+from acp.schema import ToolCallUpdate, ToolKind
+from acpkit_core.permissions import decision_from_response, permission_options
+from acpkit_core.runner import PermissionDecision
+from acpkit_core.server.emitter import TurnEmitter
+from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
+
+from ._context import Binding, StaticClassifier, current_binding
+from ._stream import message_parts
+from ._tools import ToolCallTracker
+
+__all__ = ["AcpCallbackHandler", "SessionUpdater"]
+
+
+class SessionUpdater(Protocol):
+    """The part of an ACP client connection the handler needs (`acp.Client`'s `session_update`)."""
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        """Send one `session/update` notification."""
+        ...
+
+
+def binding_for_connection(
+    conn: SessionUpdater, session_id: str, *, cwd: str = ".", tool_kinds: Mapping[str, ToolKind] | None = None
+) -> Binding:
+    """A binding that sends updates for `session_id` over an ACP connection."""
+
+    async def send(update: Any) -> None:
+        await conn.session_update(session_id=session_id, update=update)
+
+    async def ask(
+        tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
+    ) -> PermissionDecision:
+        request = getattr(conn, "request_permission", None)
+        if request is None:
+            return PermissionDecision(outcome="reject")
+        options = permission_options(tool_name)
+        response = await request(
+            session_id=session_id,
+            tool_call=ToolCallUpdate(tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input),
+            options=options,
+        )
+        return decision_from_response(response, options)
+
+    emitter = TurnEmitter(send)
+    tracker = ToolCallTracker(emitter, StaticClassifier(cwd, tool_kinds), cwd=cwd)
+    return Binding(emit=emitter, tools=tracker, ask=ask, send=send, loop=_running_loop())
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class AcpCallbackHandler(AsyncCallbackHandler):
+    """Reports LangChain model tokens and tool runs as ACP session updates."""
+
+    run_inline = True
+    raise_error = False
+
+    def __init__(
+        self,
+        conn: SessionUpdater | None = None,
+        session_id: str | None = None,
+        *,
+        cwd: str = ".",
+        tool_kinds: Mapping[str, ToolKind] | None = None,
+        stream_tokens: bool = True,
+        binding: Binding | None = None,
+    ) -> None:
+        """Report to `conn` for `session_id`, or to the current ACP turn when no connection is given.
+
+        Args:
+            conn: An ACP client connection (`acp.Client`, as `acp.run_agent` hands the agent).
+            session_id: The ACP session the updates belong to.
+            cwd: The session's working directory (tool locations are resolved against it).
+            tool_kinds: Per-tool overrides of the tool-kind classifier.
+            stream_tokens: Send model tokens and reasoning (turn off when something else streams them).
+            binding: Report to this binding (used by the runner).
+        """
+        if conn is not None:
+            if session_id is None:
+                raise ValueError("AcpCallbackHandler(conn, session_id): a session id is needed with a connection")
+            binding = binding_for_connection(conn, session_id, cwd=cwd, tool_kinds=tool_kinds)
+        self._binding = binding
+        self.stream_tokens = stream_tokens
+        self._tool_ids: dict[UUID, tuple[str, str]] = {}
+        self._message_runs: set[UUID] = set()
+
+    @property
+    def binding(self) -> Binding | None:
+        """Where updates go now: the fixed binding, else the current turn's."""
+        return self._binding or current_binding.get()
+
+    async def on_llm_new_token(
+        self,
+        token: str,
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Model tokens -> `agent_message_chunk`; reasoning -> `agent_thought_chunk`."""
+        binding = self.binding
+        if binding is None or not self.stream_tokens:
+            return
+        if run_id not in self._message_runs:
+            self._message_runs.add(run_id)
+            binding.emit.new_message()
+        message = chunk.message if isinstance(chunk, ChatGenerationChunk) else None
+        if isinstance(message, AIMessage | AIMessageChunk):
+            text, reasoning = message_parts(message)
+        else:
+            text, reasoning = token, ""
+
+        async def send() -> None:
+            if reasoning:
+                await binding.emit.thought(reasoning)
+            if text:
+                await binding.emit.text(text)
+
+        await binding.run(send)
+
+    async def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A tool starts: `tool_call` (if new) then `in_progress`."""
+        binding = self.binding
+        if binding is None:
+            return
+        name = str(kwargs.get("name") or serialized.get("name") or "tool")
+        tool_call_id = str(kwargs.get("tool_call_id") or run_id)
+        self._tool_ids[run_id] = (tool_call_id, name)
+        args = inputs if inputs is not None else input_str
+        await binding.run(lambda: binding.tools.start(tool_call_id, name, args))
+
+    async def on_tool_end(
+        self,
+        output: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A tool finished: `completed` (or `failed` for an error `ToolMessage`) with its output."""
+        binding = self.binding
+        found = self._tool_ids.pop(run_id, None)
+        if binding is None or found is None:
+            return
+        await binding.run(lambda: binding.tools.finish(found[0], output, name=found[1]))
+
+    async def on_tool_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A tool raised: `failed` with the error message."""
+        binding = self.binding
+        found = self._tool_ids.pop(run_id, None)
+        if binding is None or found is None:
+            return
+        await binding.run(lambda: binding.tools.finish(found[0], f"Error: {error}", failed=True, name=found[1]))

@@ -1,0 +1,55 @@
+"""`AcpToolMiddleware`: `tool_call` / `tool_call_update` around each tool run."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+
+from ._base import current_acp
+
+__all__ = ["AcpToolMiddleware"]
+
+
+class AcpToolMiddleware(AgentMiddleware[Any, Any, Any]):
+    """Reports each tool run: `tool_call` (if not announced yet), `in_progress`, then `completed` or `failed`.
+
+    Kinds, titles and locations come from `acpkit_core.tools` (the turn's per-tool overrides
+    apply). Inside `LangGraphRunner` the runner reports tools too; both go through one tracker,
+    so nothing is sent twice.
+    """
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Report the run around the handler."""
+        binding = current_acp()
+        call = request.tool_call
+        tool_call_id = call.get("id")
+        if binding is None or not tool_call_id:
+            return await handler(request)
+        await binding.tools.start(tool_call_id, call["name"], call["args"])
+        try:
+            result = await handler(request)
+        except Exception as error:
+            await binding.tools.finish(tool_call_id, f"Error: {error}", failed=True, name=call["name"])
+            raise
+        message = result if isinstance(result, ToolMessage) else _tool_message_in(result, tool_call_id)
+        if message is not None:
+            await binding.tools.finish(tool_call_id, message, name=call["name"])
+        return result
+
+
+def _tool_message_in(command: Command[Any], tool_call_id: str) -> ToolMessage | None:
+    update = command.update
+    messages = update.get("messages") if isinstance(update, dict) else None
+    for message in messages or ():  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
+            return message
+    return None

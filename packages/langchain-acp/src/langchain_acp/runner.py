@@ -1,0 +1,305 @@
+"""The LangGraph runner: one ACP turn = one run (or a few, across approvals) of a compiled graph.
+
+[`LangGraphRunner`][langchain_acp.runner.LangGraphRunner] implements `acpkit_core.runner.Runner`
+(and the optional `SessionHooks` and `ToolLister`) for any compiled graph whose state has
+`messages`: `langchain.agents.create_agent` graphs, DeepAgents graphs, hand-built `StateGraph`s.
+
+- input: one `HumanMessage` rendered from the prompt IR;
+- memory: the graph's own checkpointer, or an embedded one; the thread id is the ACP session id;
+- streaming: `astream(stream_mode=["messages", "updates"], subgraphs=True)` through
+  [`StreamMapper`][langchain_acp._stream.StreamMapper], tool runs through
+  [`AcpCallbackHandler`][langchain_acp.callbacks.AcpCallbackHandler];
+- approvals: LangChain's human-in-the-loop interrupts become permission requests;
+- cancellation: the graph task is raced against `turn.wait_cancelled()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, cast
+
+from acp.schema import StopReason
+from acpkit_core.errors import UserError
+from acpkit_core.ir import Prompt
+from acpkit_core.runner import PermissionDecision, Session, ToolInfo, Turn
+from acpkit_core.server.capabilities import RunnerCapabilities
+from acpkit_core.tools import tool_title
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.pregel import Pregel
+from langgraph.types import Command
+
+from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
+from ._context import Binding, current_binding
+from ._hitl import plan_questions, resume_value, to_decision
+from ._mcp import McpConnections
+from ._stream import StreamMapper
+from ._tools import ToolCallTracker
+from .callbacks import AcpCallbackHandler
+from .mappers import LangGraphSessionState, stop_reason_from_error, stop_reason_from_finish
+
+__all__ = ["EditHook", "Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
+
+Graph: TypeAlias = Pregel[Any, Any, Any, Any]
+"""A compiled LangGraph graph (`CompiledStateGraph` and anything else that is a `Pregel`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionContext:
+    """What a graph factory gets to build the graph of one session."""
+
+    session: Session
+    """The ACP session (id, cwd, mode, config values)."""
+    model_id: str | None = None
+    """The model chosen through the `model` config option, if models are offered."""
+    mcp_tools: Sequence[BaseTool] = ()
+    """LangChain tools of the MCP servers the client gave for this session (already connected)."""
+
+
+GraphFactory: TypeAlias = Callable[[SessionContext], "Graph | Awaitable[Graph]"]
+"""Builds the graph for a session (called again when the model changes)."""
+
+EditHook: TypeAlias = Callable[[str, Mapping[str, Any], PermissionDecision], "Mapping[str, Any] | None"]
+"""Given an approved tool call (name, args, the user's answer), returns replacement arguments or `None`."""
+
+
+def human_message(prompt: Prompt) -> BaseMessage:
+    try:
+        from .render import to_human_message  # pyright: ignore[reportUnknownVariableType]
+    except ImportError:  # the renderer lands separately; render part by part meanwhile
+        from .content import part_to_content
+
+        return HumanMessage(content=[block for part in prompt for block in part_to_content(part)])
+    return to_human_message(prompt)  # pyright: ignore[reportUnknownVariableType]
+
+
+def has_messages_state(graph: Graph) -> bool:
+    """True when the graph's state has a `messages` channel."""
+    return "messages" in graph.channels
+
+
+@dataclass
+class LangGraphRunner:
+    """Runs ACP turns on a compiled LangGraph graph (or on one built per session by a factory)."""
+
+    graph: Graph | None = None
+    """The graph to serve (exclusive with `graph_factory`)."""
+    graph_factory: GraphFactory | None = None
+    """Builds a graph per session (gets MCP tools and the chosen model)."""
+    checkpointer: BaseCheckpointSaver[Any] | None = None
+    """Saver to use instead of the graph's own or the embedded one."""
+    embedded: EmbeddedCheckpointer = field(default_factory=lambda: EmbeddedCheckpointer(None))
+    """The embedded saver used when neither the graph nor the developer gives one."""
+    recursion_limit: int | None = None
+    """LangGraph recursion limit per run (hitting it ends the turn `max_turn_requests`)."""
+    edit_tool_call: EditHook | None = None
+    """Lets the developer replace a tool call's arguments when the user approves it."""
+    config: RunnableConfig | None = None
+    """Extra config merged into every run (tags, metadata, callbacks)."""
+    _graphs: dict[tuple[str, str | None], Graph] = field(default_factory=dict[tuple[str, str | None], Graph])
+    _mcp: dict[str, McpConnections] = field(default_factory=dict[str, McpConnections])
+
+    def __post_init__(self) -> None:
+        if (self.graph is None) == (self.graph_factory is None):
+            raise UserError("LangGraphRunner: pass exactly one of `graph` or `graph_factory`.")
+        if self.graph is not None:
+            check_graph(self.graph)
+
+    # --- graphs -----------------------------------------------------------------------------------
+
+    async def _saver_for(self, graph: Graph) -> BaseCheckpointSaver[Any] | None:
+        if self.checkpointer is not None:
+            return self.checkpointer
+        if has_checkpointer(graph):
+            return None
+        return await self.embedded.get()
+
+    async def graph_for(self, session: Session, model_id: str | None = None) -> Graph:
+        """The graph (with a checkpointer) that runs this session's turns."""
+        key = (session.id if self.graph_factory else "", model_id if self.graph_factory else None)
+        graph = self._graphs.get(key)
+        if graph is not None:
+            return graph
+        if self.graph_factory is not None:
+            mcp = self._mcp.get(session.id)
+            ctx = SessionContext(session=session, model_id=model_id, mcp_tools=mcp.tools if mcp else ())
+            built = self.graph_factory(ctx)
+            graph = cast(Graph, await built if inspect.isawaitable(built) else built)
+            check_graph(graph)
+        else:
+            assert self.graph is not None
+            graph = self.graph
+        saver = await self._saver_for(graph)
+        if saver is not None:
+            graph = with_checkpointer(graph, saver)
+        self._graphs[key] = graph
+        return graph
+
+    @property
+    def capabilities(self) -> RunnerCapabilities:
+        """Prompt and MCP capabilities for `initialize` (MCP servers are connected only with a graph factory)."""
+        mcp = self.graph_factory is not None
+        return RunnerCapabilities(image=True, audio=True, embedded_context=True, mcp_http=mcp, mcp_sse=mcp)
+
+    # --- session hooks ----------------------------------------------------------------------------
+
+    async def open_session(self, session: Session) -> None:
+        """Connect the session's MCP servers (only used with a graph factory)."""
+        if self.graph_factory is None or not session.mcp_servers or session.id in self._mcp:
+            return
+        connections = McpConnections(session.mcp_servers)
+        await connections.start()
+        self._mcp[session.id] = connections
+
+    async def close_session(self, session: Session) -> None:
+        """Disconnect the session's MCP servers and forget its graph."""
+        for key in [k for k in self._graphs if k[0] == session.id]:
+            del self._graphs[key]
+        connections = self._mcp.pop(session.id, None)
+        if connections is not None:
+            await connections.stop()
+
+    async def aclose(self) -> None:
+        """Close every session's resources and the embedded checkpointer."""
+        for connections in list(self._mcp.values()):
+            await connections.stop()
+        self._mcp.clear()
+        await self.embedded.aclose()
+
+    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
+        """The tools bound in the graph's tool node(s)."""
+        graph = await self.graph_for(session)
+        found: list[ToolInfo] = []
+        for node in graph.nodes.values():
+            bound = getattr(node, "bound", None)
+            tools_by_name = getattr(bound, "tools_by_name", None)
+            if isinstance(tools_by_name, Mapping):
+                for name, tool in cast(Mapping[str, BaseTool], tools_by_name).items():
+                    found.append(ToolInfo(name=name, description=(tool.description or "").split("\n")[0]))
+        return found
+
+    # --- the turn ---------------------------------------------------------------------------------
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        """Run the graph on the prompt; stream, ask, and return why it stopped."""
+        session = turn.session
+        if self.graph_factory is not None and session.mcp_servers and session.id not in self._mcp:
+            await self.open_session(session)
+        graph = await self.graph_for(session, turn.model_id)
+        state = LangGraphSessionState.extract(session.state, session.id)
+        tracker = ToolCallTracker(turn.emit, turn, cwd=session.cwd)
+        binding = Binding(
+            emit=turn.emit, tools=tracker, turn=turn, ask=turn.request_permission, loop=asyncio.get_running_loop()
+        )
+        handler = AcpCallbackHandler(binding=binding, stream_tokens=False)
+        config: RunnableConfig = {
+            **(self.config or {}),
+            "configurable": {**(self.config or {}).get("configurable", {}), "thread_id": state.thread_id},
+            "callbacks": [*cast(list[Any], (self.config or {}).get("callbacks") or []), handler],
+        }
+        if self.recursion_limit is not None:
+            config["recursion_limit"] = self.recursion_limit
+        state = LangGraphSessionState(thread_id=state.thread_id, turns=state.turns + 1)
+        state.store(session.state)
+        await self._maybe_fork(graph, session, config)
+        token = current_binding.set(binding)
+        try:
+            drive = asyncio.ensure_future(self._drive(graph, turn, config, StreamMapper(turn.emit, tracker), tracker))
+        finally:
+            current_binding.reset(token)
+        waiter = asyncio.ensure_future(turn.wait_cancelled())
+        try:
+            done, _ = await asyncio.wait({drive, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not drive.done() and not waiter.done():  # we were cancelled ourselves
+                drive.cancel()
+                waiter.cancel()
+        if drive in done:
+            waiter.cancel()
+            return drive.result()
+        drive.cancel()
+        with suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(drive, timeout=5)
+        await tracker.close_open("Cancelled")
+        return "cancelled"
+
+    async def _maybe_fork(self, graph: Graph, session: Session, config: RunnableConfig) -> None:
+        """A forked session starts from its parent's conversation."""
+        if not session.parent_id or session.state.get(LangGraphSessionState.KEY, {}).get("turns", 0) > 1:
+            return
+        current = await graph.aget_state(config)
+        if current.values:
+            return
+        parent = await graph.aget_state({"configurable": {"thread_id": session.parent_id}})
+        if parent.values:
+            await graph.aupdate_state(config, parent.values)
+
+    async def _drive(
+        self, graph: Graph, turn: Turn, config: RunnableConfig, mapper: StreamMapper, tracker: ToolCallTracker
+    ) -> StopReason:
+        run_input: Any = {"messages": [human_message(turn.prompt)]}
+        while True:
+            try:
+                async for namespace, mode, data in graph.astream(
+                    run_input, config, stream_mode=["messages", "updates"], subgraphs=True
+                ):
+                    await mapper.feed(namespace, mode, data)
+            except Exception as error:
+                reason = stop_reason_from_error(error)
+                if reason is None:
+                    await tracker.close_open(f"Failed: {error}")
+                    raise
+                await tracker.close_open(str(error))
+                return reason
+            snapshot = await graph.aget_state(config)
+            if not snapshot.interrupts:
+                return stop_reason_from_finish(mapper.last_finish_reason)
+            messages = cast(Sequence[Any], (snapshot.values or {}).get("messages") or [])
+            asks = plan_questions(snapshot.interrupts, messages)
+            if asks is None:
+                turn.emit.new_message()
+                values = "; ".join(repr(i.value) for i in snapshot.interrupts)
+                await turn.emit.text(f"The agent paused for input this editor cannot give ({values}).")
+                return "end_turn"
+            decisions: dict[str, dict[str, Any]] = {}
+            for ask in asks:
+                await tracker.announce(ask.tool_call_id, ask.name, ask.args)
+                kind = turn.classify_tool(ask.name, ask.args)
+                decision = await turn.request_permission(
+                    ask.tool_call_id,
+                    tool_name=ask.name,
+                    title=tool_title(ask.name, ask.args, kind=kind, cwd=turn.session.cwd),
+                    kind=kind,
+                    raw_input=ask.args,
+                )
+                if decision.outcome == "cancelled":
+                    await tracker.close_open("Cancelled")
+                    return "cancelled"
+                edited = self.edit_tool_call(ask.name, ask.args, decision) if self.edit_tool_call else None
+                decisions[ask.tool_call_id] = to_decision(decision, edited_args=edited, name=ask.name)
+            run_input = Command(resume=resume_value(asks, decisions))
+
+
+def check_graph(graph: object) -> None:
+    """Raise `UserError` unless `graph` is a compiled graph with `messages` in its state."""
+    if not isinstance(graph, Pregel):
+        raise UserError(
+            f"expected a compiled LangGraph graph (for example from `create_agent` or `StateGraph.compile()`), "
+            f"got {type(graph).__name__}"
+        )
+    if not has_messages_state(cast(Graph, graph)):
+        raise UserError("the graph's state has no `messages` key: ACP turns are added to `messages`")
+
+
+def log(message: str) -> None:
+    """Write a diagnostic line to stderr (stdout carries ACP)."""
+    print(f"langchain-acp: {message}", file=sys.stderr)
+
+
