@@ -51,20 +51,25 @@ graph = graph.compile()
 def time_to_initialize(argv: list[str], cwd: Path, state: Path) -> tuple[float, str]:
     """Seconds from spawning `argv` to the `initialize` answer, and the process's stderr."""
     env = {"ACPKIT_STATE_DIR": str(state), "PATH": "/usr/bin:/bin"}
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env, text=True
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(INITIALIZE)
-    proc.stdin.flush()
-    line = proc.stdout.readline()
-    elapsed = time.perf_counter() - start
-    try:
-        _, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
+    with tempfile.TemporaryFile("w+") as errfile:  # a file, not a pipe: -X importtime writes a lot
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errfile, cwd=cwd, env=env, text=True
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(INITIALIZE)
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        elapsed = time.perf_counter() - start
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        errfile.seek(0)
+        err = errfile.read()
     if '"id": 0' not in line and '"id":0' not in line:
         raise RuntimeError(f"{argv} did not answer initialize: {line!r}\n{err}")
     return elapsed, err

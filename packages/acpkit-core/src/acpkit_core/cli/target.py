@@ -179,7 +179,10 @@ def _describe(obj: object, adapter: Adapter | None) -> str:
             return adapter.describe(obj)
         except Exception:  # only for a message
             pass
-    return f"ACP agent {type(obj).__module__}.{type(obj).__qualname__}"
+    kind = f"ACP agent {type(obj).__module__}.{type(obj).__qualname__}"
+    options = getattr(obj, "options", None)
+    label = getattr(options, "title", None) or getattr(options, "name", None)
+    return f"{kind} {label!r}" if isinstance(label, str) else kind
 
 
 def _top_modules(module: ModuleType) -> set[str]:
