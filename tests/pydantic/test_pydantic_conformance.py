@@ -11,7 +11,7 @@ from acpkit_core.server import AcpAgent
 from conformance.base import AgentFactory, RunnerConformance
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 
 Chunk = str | dict[int, DeltaToolCall] | dict[int, DeltaThinkingPart]
@@ -39,7 +39,7 @@ def scripted(scenario: str) -> FunctionModel:
             said = " ".join(
                 str(p.content)
                 for m in messages
-                if isinstance(m, ModelRequest | ModelResponse)
+                if isinstance(m, ModelRequest)
                 for p in m.parts
                 if isinstance(p, UserPromptPart)
             )

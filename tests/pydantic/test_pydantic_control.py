@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,7 +139,7 @@ async def test_policy_marked_tool_asks_with_its_own_id() -> None:
 async def test_cancel_mid_stream_keeps_the_partial_answer() -> None:
     streaming = asyncio.Event()
 
-    async def stream_forever(messages: Any, info: Any) -> Any:
+    async def stream_forever(messages: Any, info: Any) -> AsyncIterator[str]:
         yield "Partial answer"
         streaming.set()
         await asyncio.sleep(30)
@@ -146,13 +147,13 @@ async def test_cancel_mid_stream_keeps_the_partial_answer() -> None:
 
     calls: list[Any] = []
 
-    async def second(messages: Any, info: Any) -> Any:
+    async def second(messages: Any, info: Any) -> AsyncIterator[str]:
         calls.append(messages)
         yield "fresh"
 
     turns = iter([stream_forever, second])
 
-    async def dispatch(messages: Any, info: Any) -> Any:
+    async def dispatch(messages: Any, info: Any) -> AsyncIterator[str]:
         async for chunk in next(turns)(messages, info):
             yield chunk
 

@@ -225,7 +225,7 @@ async def test_the_agents_own_event_handlers_still_run(how: str) -> None:
             def event_stream_handler(self) -> Any:
                 return own_handler
 
-        agent = HandlerAgent(script.model)
+        agent = HandlerAgent(script.model)  # pyright: ignore[reportCallIssue, reportArgumentType]
     async with AcpTestClient.connect(create_acp_agent(agent, store="memory")) as c:
         await c.initialize()
         sid = await c.new_session()
