@@ -3,7 +3,8 @@
 For each example agent this measures, in fresh processes (median of `--runs`):
 
 - `acpkit run EXAMPLE`: process start -> the `initialize` answer on stdout;
-- the framework's own import: process start -> exit of `python -c "import pydantic_ai"` (or `langgraph`),
+- the framework's own import: process start -> exit of `python -c "import pydantic_ai"` (or `langgraph.graph`;
+  `langgraph` alone is an empty namespace package),
   and with the SDK too (`import acp`), which any ACP agent in Python needs;
 - a bare SDK agent (`tests/e2e/agents/sdk_cli_agent.py`) run directly and through `acpkit run`.
 
@@ -109,7 +110,7 @@ def main() -> None:
         examples: list[tuple[str, Path, str]] = []
         for name, framework, fallback in (
             ("pydantic_agent.py", "pydantic_ai", FALLBACK_PYDANTIC),
-            ("langgraph_agent.py", "langgraph", FALLBACK_LANGGRAPH),
+            ("langgraph_agent.py", "langgraph.graph", FALLBACK_LANGGRAPH),
         ):
             path = ROOT / "examples" / name
             if not path.exists():
