@@ -321,3 +321,19 @@ async def test_client_mcp_server_over_http_and_sse(transport: str, path: str) ->
     finally:
         process.terminate()
         await process.wait()
+
+
+async def test_model_and_clear_commands() -> None:
+    fast, smart = Script([["fast 1"]], name="fast"), Script([["smart 1"], ["smart 2"]], name="smart")
+    acp_agent = create_acp_agent(Agent(fast.model), store="memory", models=[fast.model, smart.model])
+    async with AcpTestClient.connect(acp_agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.prompt("one", session_id=sid)
+        switched = await c.prompt("/model function:smart", session_id=sid)
+        await c.prompt("two", session_id=sid)
+        await c.prompt("/clear", session_id=sid)
+        await c.prompt("three", session_id=sid)
+    assert "function:smart" in switched.text
+    assert [p.content for p in smart.user_prompts(0)] == ["one", "two"]  # the history moved to the new model
+    assert [p.content for p in smart.user_prompts(1)] == ["three"]  # /clear forgot it
