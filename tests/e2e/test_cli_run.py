@@ -122,3 +122,17 @@ def test_stray_prints_in_the_agent_go_to_stderr(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert len(lines) == 1 and '"id":0' in lines[0] and '"agentInfo"' in lines[0]
     assert "hello from import" in result.stderr and "hello from initialize" in result.stderr
+
+
+def test_factory_of_a_ready_agent_is_found_and_called(tmp_path: Path) -> None:
+    (tmp_path / "factory.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(AGENTS)!r})\n"
+        "from sdk_cli_agent import ScriptedAgent\n"
+        "def make() -> ScriptedAgent:\n    return ScriptedAgent()\n"
+        "def helper(x):\n    return x\n"
+    )
+    request = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}\n'
+    result = acpkit("run", "factory.py", cwd=tmp_path, stdin=request)
+    assert result.returncode == 0, result.stderr
+    assert "serving factory.py:make() (ACP agent sdk_cli_agent.ScriptedAgent)" in result.stderr
+    assert '"name":"scripted"' in result.stdout

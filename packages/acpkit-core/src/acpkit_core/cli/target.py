@@ -16,7 +16,7 @@ import logging
 import re
 import sys
 import traceback
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
 from pathlib import Path
@@ -274,7 +274,10 @@ def resolve_target(spec: str, *, cwd: Path | None = None, adapters: Sequence[Ada
             f"(adapters for the frameworks it imports: {kinds}). Name the object with {base}:ATTRIBUTE, "
             "or install the adapter for its framework (pydantic-acp, langchain-acp)."
         )
-    raise TargetError(f"{base} defines several agents: {names}. Pick one with {base}:ATTRIBUTE.")
+    raise TargetError(
+        f"{base} defines several agents: {names}. Pick one with {base}:ATTRIBUTE, "
+        "or make the others private (a leading underscore) so the module has one."
+    )
 
 
 def _resolve_object(where: str, obj: object, adapters: Sequence[Adapter]) -> Resolved:
@@ -327,4 +330,23 @@ def _candidates(module: ModuleType, adapters: Sequence[Adapter], base: str) -> l
         if adapter is not None:
             out.append(Resolved(name=where, obj=obj, adapter=adapter, description=_describe(obj, adapter)))
             seen.add(id(obj))
+        elif inspect.isfunction(obj) and _makes_acp_agent(obj):
+            made = obj()
+            out.append(Resolved(name=f"{where}()", obj=made, adapter=None, description=_describe(made, None)))
+            seen.add(id(obj))
     return out
+
+
+def _makes_acp_agent(func: Callable[..., object]) -> bool:
+    """A factory taking no arguments and annotated to return a ready ACP agent class."""
+    if _required_params(func):
+        return False
+    try:
+        returns = inspect.signature(func, eval_str=True).return_annotation
+    except (NameError, TypeError, ValueError, SyntaxError):
+        return False
+    return (
+        isinstance(returns, type)
+        and callable(getattr(returns, "initialize", None))
+        and callable(getattr(returns, "prompt", None))
+    )
