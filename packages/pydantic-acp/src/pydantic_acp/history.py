@@ -4,7 +4,8 @@ Stored with `ModelMessagesTypeAdapter` under [`HISTORY_KEY`][pydantic_acp.histor
 Before it is stored, [`repair_history`][pydantic_acp.history.repair_history] makes a history
 that a failed or cancelled turn left behind acceptable to any model:
 
-- every tool call gets an answer (an `interrupted` tool return saying the turn stopped);
+- every tool call gets an answer (an `interrupted` tool return saying the turn stopped), and a tool
+  return that answers no call of the response before it is dropped;
 - empty requests and unfinished (empty) responses are dropped;
 - nothing from a Python traceback is ever added.
 """
@@ -65,11 +66,14 @@ def repair_history(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
             out.append(message)
             pending = {p.tool_call_id: p.tool_name for p in message.parts if isinstance(p, ToolCallPart)}
         else:
-            parts: list[ModelRequestPart] = list(message.parts)
-            for part in parts:
+            parts: list[ModelRequestPart] = []
+            for part in message.parts:
                 tool_call_id = getattr(part, "tool_call_id", None)
                 if isinstance(tool_call_id, str):
-                    pending.pop(tool_call_id, None)
+                    if tool_call_id not in pending:
+                        continue  # answers no call of the previous response: a model would refuse it
+                    del pending[tool_call_id]
+                parts.append(part)
             if pending:
                 parts = _interrupted(pending) + parts
                 pending = {}
