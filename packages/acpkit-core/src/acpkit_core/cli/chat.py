@@ -24,7 +24,7 @@ from rich.console import Console
 from . import ask
 from .attach import ContentBlock, build_prompt
 from .local import LocalClient
-from .spawn import AgentExited, agent_command, connect, initialize, json_observer
+from .spawn import AgentExited, agent_command, agent_env, connect, initialize, json_observer
 from .view import ChatView
 
 __all__ = ["EXIT_CODES", "chat_main", "sessions_main"]
@@ -172,7 +172,9 @@ class Chat:
         """Start the agent, open the session, run one prompt or the interactive loop."""
         observers = [json_observer(sys.stdout)] if self.args.json else None
         try:
-            async with connect(agent_command(self.args), self.client, cwd=self.cwd, observers=observers) as (
+            async with connect(
+                agent_command(self.args), self.client, cwd=self.cwd, observers=observers, env=agent_env(self.args)
+            ) as (
                 conn,
                 process,
             ):
@@ -246,7 +248,7 @@ def chat_main(args: argparse.Namespace) -> int:
 async def _list_sessions(args: argparse.Namespace, cwd: Path) -> int:
     client = LocalClient(cwd, on_update=lambda _sid, _u: None, on_permission=_refuse)
     try:
-        async with connect(agent_command(args), client, cwd=cwd) as (conn, process):
+        async with connect(agent_command(args), client, cwd=cwd, env=agent_env(args)) as (conn, process):
             init = await initialize(conn, process)
             caps = init.agent_capabilities
             if not (caps and caps.session_capabilities and caps.session_capabilities.list is not None):

@@ -29,6 +29,7 @@ from .local import CAPABILITIES, LocalClient
 __all__ = [
     "AgentExited",
     "agent_command",
+    "agent_env",
     "client_info",
     "connect",
     "initialize",
@@ -72,6 +73,11 @@ def _absolute(target: str) -> str:
     return target
 
 
+def agent_env(args: argparse.Namespace) -> dict[str, str]:
+    """Extra environment for our own `acpkit run`: no framework start-up banners in the chat."""
+    return {} if args.agent else {"PYDANTIC_AI_NO_BANNER": os.environ.get("PYDANTIC_AI_NO_BANNER", "1")}
+
+
 def client_info() -> Implementation:
     """How `acpkit chat` introduces itself in `initialize`."""
     from importlib.metadata import PackageNotFoundError, version
@@ -96,9 +102,17 @@ def json_observer(out: TextIO) -> Callable[[StreamEvent], None]:
 
 @asynccontextmanager
 async def connect(
-    argv: list[str], client: LocalClient, *, cwd: Path, observers: list[Callable[[StreamEvent], None]] | None = None
+    argv: list[str],
+    client: LocalClient,
+    *,
+    cwd: Path,
+    observers: list[Callable[[StreamEvent], None]] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncGenerator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
-    """Spawn `argv` and yield the SDK client connection to it; on exit, close stdin and end the process."""
+    """Spawn `argv` (with our environment plus `env`) and yield the SDK client connection to it.
+
+    On exit, close the agent's stdin and end the process (terminate, then kill, after 2 s each).
+    """
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -106,7 +120,7 @@ async def connect(
             stdout=asyncio.subprocess.PIPE,
             stderr=None,
             cwd=cwd,
-            env=dict(os.environ),
+            env={**os.environ, **(env or {})},
             limit=_STDIO_LIMIT,
             start_new_session=True,
         )

@@ -164,6 +164,9 @@ class ChatView:
         self.console.print(Text(f"    diff {item.path}", style="bold"))
         old = (item.old_text or "").splitlines()
         new = item.new_text.splitlines()
+        if old == new and item.old_text is not None:
+            self.console.print(Text("    (no changes)", style="dim"))
+            return
         for line in difflib.unified_diff(old, new, "before", "after", lineterm="", n=2):
             if line.startswith(("---", "+++")):
                 continue
