@@ -36,7 +36,9 @@ def mcp_toolset(server: McpServer, *, cwd: str | None = None) -> MCPToolset[Any]
     transport: Any
     match server:
         case StdioMcpServer():
-            transport = StdioTransport(server.command, list(server.args), env=dict(server.env) or None, cwd=cwd)
+            transport = StdioTransport(
+                server.command, list(server.args), env=dict(server.env) or None, cwd=cwd, keep_alive=False
+            )
         case HttpMcpServer():
             transport = StreamableHttpTransport(server.url, headers=dict(server.headers) or None)
         case SseMcpServer():
