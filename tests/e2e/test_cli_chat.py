@@ -131,6 +131,7 @@ def test_slash_command_completion(chat: pexpect.spawn) -> None:
     chat.send(" hi there\r")
     see(chat, "echo: hi there")
     see(chat, "stop: end_turn")
+    chat.expect(PROMPT_READY)  # Ctrl-D typed before the line is ready would be lost
     chat.sendeof()
     chat.expect(pexpect.EOF)
 
