@@ -154,6 +154,10 @@ def test_one_shot_answers_permission_from_stdin(workdir: Path) -> None:
     assert "permission: Write out.txt" in result.stdout
     assert "permission answered: Reject (reject_once)" in result.stdout
     assert "Done: out.txt not written (rejected). Attachments: resource." in result.stdout
+    assert "✗ Write out.txt failed" in result.stdout
+    assert "plan:\n  [x] Read notes.txt\n  [x] Write out.txt" in result.stdout
+    assert "context: 120/1000 tokens" in result.stdout
+    assert "stop: end_turn · tokens: 100 in, 20 out" in result.stdout
     assert not (workdir / "out.txt").exists()
 
 
@@ -252,3 +256,15 @@ def test_session_loaded_interactively_shows_history(workdir: Path) -> None:
     child.expect(PROMPT_READY)
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_mode_switched_before_the_prompt(workdir: Path) -> None:
+    core_agent = Path(__file__).parent / "agents" / "scripted_agent.py"
+    agent = f"{sys.executable} {core_agent} --modes --store memory"
+    result = _chat("--agent", agent, "-p", "hello", "--mode", "readonly", "--json", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    messages = [json.loads(line)["message"] for line in result.stdout.splitlines()]
+    methods = [m.get("method") for m in messages]
+    assert methods.index("session/set_mode") < methods.index("session/prompt")
+    modes = [m["params"]["modeId"] for m in messages if m.get("method") == "session/set_mode"]
+    assert modes == ["readonly"]
