@@ -7,8 +7,7 @@ without loading the terminal libraries (`rich`, `prompt_toolkit`) or any adapter
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 __all__ = ["build_parser", "main"]
 
@@ -98,12 +97,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _render(path: str) -> int:
-    import importlib
+    from .render import render_main
 
-    try:
-        module = importlib.import_module("acpkit_core.cli.render")
-    except ImportError:
-        print("acpkit render: not available in this build (acpkit_core.cli.render is missing)", file=sys.stderr)
-        return EXIT_USAGE
-    render_main: Callable[[str], int] = module.render_main
     return render_main(path)
