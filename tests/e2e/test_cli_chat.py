@@ -189,7 +189,8 @@ def test_json_transcript(workdir: Path) -> None:
 
 
 def test_chat_drives_any_agent_command(workdir: Path) -> None:
-    agent = f"{sys.executable} -m acpkit_core.cli run {AGENT}"
+    script = Path(sys.executable).parent / "acpkit"  # the console script, as an editor would run it
+    agent = f"{script} run {AGENT}" if script.exists() else f"{sys.executable} -m acpkit_core.cli run {AGENT}"
     result = _chat("--agent", agent, "-p", "shell", cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert "terminal said 'from-the-terminal' and exited 3" in result.stdout
