@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic_acp import repair_history
@@ -17,21 +19,36 @@ from pydantic_ai.messages import (
 )
 
 ids = st.sampled_from(["a", "b", "c", "d"])
-calls = st.builds(lambda i: ToolCallPart(tool_name=f"t{i}", args="{}", tool_call_id=i), ids)
-returns = st.builds(lambda i: ToolReturnPart(tool_name=f"t{i}", content="ok", tool_call_id=i), ids)
+
+
+def _call(i: str) -> ToolCallPart:
+    return ToolCallPart(tool_name=f"t{i}", args="{}", tool_call_id=i)
+
+
+def _return(i: str) -> ToolReturnPart:
+    return ToolReturnPart(tool_name=f"t{i}", content="ok", tool_call_id=i)
+
+
+def _response(text: str, calls: list[ToolCallPart], state: Literal["complete", "interrupted"]) -> ModelResponse:
+    return ModelResponse(parts=[*([TextPart(content=text)] if text else []), *calls], state=state)
+
+
+def _request(prompt: str, returns: list[ToolReturnPart], state: Literal["complete", "interrupted"]) -> ModelRequest:
+    return ModelRequest(parts=[*([UserPromptPart(content=prompt)] if prompt else []), *returns], state=state)
+
+
+states = st.sampled_from(["complete", "interrupted"])
 responses = st.builds(
-    lambda text, cs, state: ModelResponse(parts=([TextPart(content=text)] if text else []) + cs, state=state),
+    _response,
     st.text(max_size=3),
-    st.lists(calls, max_size=3, unique_by=lambda p: p.tool_call_id),
-    st.sampled_from(["complete", "interrupted"]),
+    st.lists(st.builds(_call, ids), max_size=3, unique_by=lambda p: p.tool_call_id),
+    states,
 )
 requests = st.builds(
-    lambda prompt, rs, state: ModelRequest(
-        parts=([UserPromptPart(content=prompt)] if prompt else []) + rs, state=state
-    ),
+    _request,
     st.text(max_size=3),
-    st.lists(returns, max_size=3, unique_by=lambda p: p.tool_call_id),
-    st.sampled_from(["complete", "interrupted"]),
+    st.lists(st.builds(_return, ids), max_size=3, unique_by=lambda p: p.tool_call_id),
+    states,
 )
 histories = st.lists(st.one_of(requests, responses), max_size=8)
 
@@ -51,9 +68,11 @@ def test_every_tool_call_is_answered_right_after_and_nothing_is_empty(messages: 
                 assert asked <= answered
         if isinstance(message, ModelRequest):
             previous = repaired[i - 1] if i else None
-            asked = {p.tool_call_id for p in previous.parts if isinstance(p, ToolCallPart)} if previous else set()
-            answered = [p.tool_call_id for p in message.parts if isinstance(p, ToolReturnPart)]
-            assert set(answered) <= asked and len(answered) == len(set(answered))
+            called: set[str] = set()
+            if previous is not None:
+                called = {p.tool_call_id for p in previous.parts if isinstance(p, ToolCallPart)}
+            replies = [p.tool_call_id for p in message.parts if isinstance(p, ToolReturnPart)]
+            assert set(replies) <= called and len(replies) == len(set(replies))
     # It round-trips through the store's JSON form.
     assert len(ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(repaired))) == len(repaired)
 
