@@ -43,3 +43,13 @@ async def test_prompt_approval_and_restart_with_load_and_resume(tmp_path: Path) 
         await c.resume_session(sid)
         resumed = await c.prompt("and now?", session_id=sid)
         assert resumed.text == "I have heard: hello | read notes | still there? | and now?"
+
+
+async def test_acpkit_run_finds_the_pydantic_agent_in_a_module(tmp_path: Path) -> None:
+    acpkit = str(Path(sys.executable).with_name("acpkit"))
+    async with AcpTestClient.spawn(acpkit, "run", APP, root=tmp_path) as c:
+        init = await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("hi there", session_id=sid)
+    assert init.agent_info is not None and init.agent_info.name == "remembering-agent"
+    assert r.text == "I have heard: hi there"
