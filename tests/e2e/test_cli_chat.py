@@ -269,3 +269,20 @@ def test_mode_switched_before_the_prompt(workdir: Path) -> None:
     assert methods.index("session/set_mode") < methods.index("session/prompt")
     modes = [m["params"]["modeId"] for m in messages if m.get("method") == "session/set_mode"]
     assert modes == ["readonly"]
+
+
+def test_one_shot_ctrl_c_exits_130(workdir: Path) -> None:
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "acpkit_core.cli", "chat", str(AGENT), "-p", "slow"],
+        cwd=str(workdir),
+        env=_env(),
+        encoding="utf-8",
+        timeout=TIMEOUT,
+    )
+    see(child, "working slowly...")
+    child.sendintr()
+    see(child, "stop: cancelled")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130

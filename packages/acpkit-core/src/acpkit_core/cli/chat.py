@@ -64,6 +64,7 @@ class Chat:
         self.reader: ask.LineReader | None = None
         self.conn: ClientSideConnection | None = None
         self.turn: _Turn | None = None
+        self.disconnected = False
         self.client = LocalClient(
             cwd, on_update=lambda _sid, update: self.view.update(update), on_permission=self.permit
         )
@@ -138,7 +139,8 @@ class Chat:
             return EXIT_ERROR
         except ConnectionError:
             self.view.note("the agent closed the connection", style="red")
-            return None
+            self.disconnected = True
+            return EXIT_ERROR
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
@@ -192,7 +194,7 @@ class Chat:
                     for note in prompt.notes:
                         self.view.note(note)
                     code = await self.run_turn(session_id, prompt.blocks)
-                    return EXIT_ERROR if code is None else code
+                    return EXIT_CODES["cancelled"] if code is None else code
                 return await self.loop(session_id, init)
         except AgentExited as exc:
             print(f"acpkit chat: {exc}", file=sys.stderr)
@@ -218,8 +220,11 @@ class Chat:
             prompt = build_prompt(line, cwd=self.cwd, caps=caps)
             for note in prompt.notes:
                 self.view.note(note)
-            if await self.run_turn(session_id, prompt.blocks) is None:
+            code = await self.run_turn(session_id, prompt.blocks)
+            if code is None:  # the user quit with a second Ctrl-C
                 return 0
+            if self.disconnected:
+                return EXIT_ERROR
 
 
 def _check_target(args: argparse.Namespace, command: str) -> str | None:
