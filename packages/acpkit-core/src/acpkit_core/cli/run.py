@@ -117,6 +117,9 @@ def run_main(args: argparse.Namespace) -> int:
         print(f"acpkit run: cannot serve {resolved.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_TARGET
     print(f"acpkit run: serving {resolved.name} ({resolved.description})", file=sys.stderr)
+    if resolved.adapter is None and (args.store or args.name):
+        note = "--store and --name do not apply to a ready ACP agent; it is served as built"
+        print(f"acpkit run: {note}", file=sys.stderr)
     _guard_stdout()
     try:
         asyncio.run(_serve(agent))
