@@ -286,3 +286,15 @@ def test_one_shot_ctrl_c_exits_130(workdir: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
+
+
+def test_path_completion_after_at(chat: pexpect.spawn) -> None:
+    chat.send("/echo @no")
+    chat.send("\t")
+    see(chat, "tes.txt")  # completed to @notes.txt
+    chat.send("\r")
+    see(chat, "attached notes.txt (text, 12 bytes)")
+    see(chat, "echo: @notes.txt")
+    chat.expect(PROMPT_READY)
+    chat.sendeof()
+    chat.expect(pexpect.EOF)
