@@ -37,6 +37,7 @@ from .middleware import (
     bind_connection,
     client_host,
 )
+from .render import render_prompt, to_human_message
 from .runner import GraphFactory, LangGraphRunner, SessionContext
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "create_runner",
     "error_code",
     "part_to_content",
+    "render_prompt",
     "run_acp",
     "serialize_state",
     "stop_reason_from_error",
@@ -63,6 +65,7 @@ __all__ = [
     "to_acp_blocks",
     "to_acp_thoughts",
     "to_acp_tool_content",
+    "to_human_message",
     "todos_to_plan",
     "usage_from_message",
     "validate_state",

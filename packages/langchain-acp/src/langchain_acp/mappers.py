@@ -22,15 +22,15 @@ from langgraph.errors import GraphRecursionError
 __all__ = [
     "FINISH_REASONS",
     "LangGraphSessionState",
-    "serialize_state",
-    "validate_state",
     "error_code",
     "finish_reason",
+    "serialize_state",
     "stop_reason_from_error",
     "stop_reason_from_finish",
     "stop_reason_from_state",
     "todos_to_plan",
     "usage_from_message",
+    "validate_state",
 ]
 
 FINISH_REASONS: Mapping[str, StopReason] = {

@@ -29,7 +29,7 @@ from acpkit_core.ir import Prompt
 from acpkit_core.runner import PermissionDecision, Session, ToolInfo, Turn
 from acpkit_core.server.capabilities import RunnerCapabilities
 from acpkit_core.tools import tool_title
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -44,6 +44,7 @@ from ._stream import StreamMapper
 from ._tools import ToolCallTracker
 from .callbacks import AcpCallbackHandler
 from .mappers import LangGraphSessionState, stop_reason_from_error, stop_reason_from_finish
+from .render import to_human_message
 
 __all__ = ["EditHook", "Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
 
@@ -70,14 +71,9 @@ EditHook: TypeAlias = Callable[[str, Mapping[str, Any], PermissionDecision], "Ma
 """Given an approved tool call (name, args, the user's answer), returns replacement arguments or `None`."""
 
 
-def human_message(prompt: Prompt) -> BaseMessage:
-    try:
-        from .render import to_human_message  # pyright: ignore[reportUnknownVariableType]
-    except ImportError:  # the renderer lands separately; render part by part meanwhile
-        from .content import part_to_content
-
-        return HumanMessage(content=[block for part in prompt for block in part_to_content(part)])
-    return to_human_message(prompt)  # pyright: ignore[reportUnknownVariableType]
+def human_message(prompt: Prompt, *, root_dir: str | None = None) -> BaseMessage:
+    """The `HumanMessage` a turn adds to the graph's `messages` (paths shown relative to `root_dir`, the cwd)."""
+    return to_human_message(prompt, root_dir=root_dir)
 
 
 def has_messages_state(graph: Graph) -> bool:
@@ -105,6 +101,7 @@ class LangGraphRunner:
     """Extra config merged into every run (tags, metadata, callbacks)."""
     _graphs: dict[tuple[str, str | None], Graph] = field(default_factory=dict[tuple[str, str | None], Graph])
     _mcp: dict[str, McpConnections] = field(default_factory=dict[str, McpConnections])
+    _open: set[str] = field(default_factory=set[str])
 
     def __post_init__(self) -> None:
         if (self.graph is None) == (self.graph_factory is None):
@@ -152,6 +149,7 @@ class LangGraphRunner:
 
     async def open_session(self, session: Session) -> None:
         """Connect the session's MCP servers (only used with a graph factory)."""
+        self._open.add(session.id)
         if self.graph_factory is None or not session.mcp_servers or session.id in self._mcp:
             return
         connections = McpConnections(session.mcp_servers)
@@ -165,6 +163,10 @@ class LangGraphRunner:
         connections = self._mcp.pop(session.id, None)
         if connections is not None:
             await connections.stop()
+        self._open.discard(session.id)
+        if not self._open:  # the last session of this process: release the embedded saver
+            self._graphs.clear()
+            await self.embedded.aclose()
 
     async def aclose(self) -> None:
         """Close every session's resources and the embedded checkpointer."""
@@ -190,6 +192,7 @@ class LangGraphRunner:
     async def run_turn(self, turn: Turn) -> StopReason:
         """Run the graph on the prompt; stream, ask, and return why it stopped."""
         session = turn.session
+        self._open.add(session.id)
         if self.graph_factory is not None and session.mcp_servers and session.id not in self._mcp:
             await self.open_session(session)
         graph = await self.graph_for(session, turn.model_id)
@@ -244,7 +247,7 @@ class LangGraphRunner:
     async def _drive(
         self, graph: Graph, turn: Turn, config: RunnableConfig, mapper: StreamMapper, tracker: ToolCallTracker
     ) -> StopReason:
-        run_input: Any = {"messages": [human_message(turn.prompt)]}
+        run_input: Any = {"messages": [human_message(turn.prompt, root_dir=turn.session.cwd)]}
         while True:
             try:
                 async for namespace, mode, data in graph.astream(

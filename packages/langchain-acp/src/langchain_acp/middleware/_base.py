@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+
 from acp.schema import ToolKind
 from acpkit_core.errors import HostUnavailableError
 from acpkit_core.host import ClientHost
