@@ -464,3 +464,24 @@ async def test_additional_directories_widen_the_host_path_policy(tmp_path: Path)
     assert ok.text == "inside"
     assert refused.text.startswith("The agent failed: PathPolicyError")
     assert "secret" not in refused.text
+
+
+class McpEcho:
+    async def run_turn(self, turn: Turn) -> StopReason:
+        await turn.emit.text(repr(turn.session.mcp_servers))
+        return "end_turn"
+
+
+async def test_client_mcp_servers_reach_the_session_typed() -> None:
+    from acpkit_core.runner import HttpMcpServer, SseMcpServer, StdioMcpServer
+
+    servers = (
+        StdioMcpServer(name="fs", command="/usr/bin/fs", args=("-x",), env={"K": "v"}),
+        HttpMcpServer(name="web", url="https://mcp.example/http", headers={"Auth": "t"}),
+        SseMcpServer(name="events", url="https://mcp.example/sse"),
+    )
+    async with AcpTestClient.connect(AcpAgent(McpEcho(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session(mcp_servers=servers)
+        r = await c.prompt("which?", session_id=sid)
+    assert r.text == repr(servers)

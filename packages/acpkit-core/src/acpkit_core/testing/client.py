@@ -27,12 +27,14 @@ from acp.schema import (
     EnvVariable,
     FileSystemCapabilities,
     ForkSessionResponse,
+    HttpHeader,
     ImageContentBlock,
     Implementation,
     InitializeResponse,
     KillTerminalResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpServerStdio,
     NewSessionResponse,
     PermissionOption,
     ReadTextFileResponse,
@@ -50,7 +52,10 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
+from acp.schema import HttpMcpServer as WireHttpMcpServer
+from acp.schema import SseMcpServer as WireSseMcpServer
 
+from ..runner import HttpMcpServer, SseMcpServer, StdioMcpServer
 from .results import PromptResult
 from .terminals import Terminals
 
@@ -66,6 +71,20 @@ PromptBlock: TypeAlias = (
 )
 PermissionAnswer: TypeAlias = Sequence[str] | Callable[[RequestPermissionRequest], str | Awaitable[str]]
 """Option kinds or ids (`allow_once`, ..., or `cancelled`) used in order, or a function choosing one."""
+
+
+def wire_mcp_server(server: Any) -> Any:
+    """An MCP server for the wire: runner-side descriptions are converted, schema models pass through."""
+    if isinstance(server, StdioMcpServer):
+        env = [EnvVariable(name=k, value=v) for k, v in server.env.items()]
+        return McpServerStdio(name=server.name, command=server.command, args=list(server.args), env=env)
+    if isinstance(server, HttpMcpServer):
+        headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
+        return WireHttpMcpServer(type="http", name=server.name, url=server.url, headers=headers)
+    if isinstance(server, SseMcpServer):
+        headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
+        return WireSseMcpServer(type="sse", name=server.name, url=server.url, headers=headers)
+    return server
 
 
 class AcpTestClient:
@@ -237,7 +256,7 @@ class AcpTestClient:
         """`session/new`; returns the id (the full answer is `last_session`)."""
         response = await self.c.new_session(
             cwd=str(cwd or self.root),
-            mcp_servers=list(mcp_servers),
+            mcp_servers=[wire_mcp_server(s) for s in mcp_servers],
             additional_directories=list(additional_directories) or None,
         )
         self.last_session = response
@@ -280,7 +299,7 @@ class AcpTestClient:
         """`session/load`; returns the answer and the updates replayed before it."""
         seen = len(self.updates.setdefault(session_id, []))
         response = await self.c.load_session(
-            session_id=session_id, cwd=str(cwd or self.root), mcp_servers=list(mcp_servers)
+            session_id=session_id, cwd=str(cwd or self.root), mcp_servers=[wire_mcp_server(s) for s in mcp_servers]
         )
         await asyncio.sleep(0)
         return response, self.updates[session_id][seen:]
@@ -290,7 +309,7 @@ class AcpTestClient:
     ) -> ResumeSessionResponse:
         """`session/resume`."""
         return await self.c.resume_session(
-            session_id=session_id, cwd=str(cwd or self.root), mcp_servers=list(mcp_servers)
+            session_id=session_id, cwd=str(cwd or self.root), mcp_servers=[wire_mcp_server(s) for s in mcp_servers]
         )
 
     async def fork_session(self, session_id: str, cwd: str | Path | None = None) -> str:
