@@ -1,0 +1,68 @@
+"""The shared runner conformance suite against `langchain_acp` with a scripted fake chat model."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from acpkit_core.config import AgentOptions
+from acpkit_core.server import AcpAgent
+from conformance.base import AgentFactory, RunnerConformance
+from langchain.agents import create_agent
+from langchain_acp import AcpPermissionMiddleware, create_acp_agent
+from langchain_core.messages import BaseMessage, HumanMessage
+from lc_helpers import Call, FakeChatModel, Reply, delete_file, read_file, slow_tool
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _remember(messages: list[BaseMessage]) -> Reply:
+    said = " ".join(str(m.content) for m in messages if isinstance(m, HumanMessage))
+    return Reply(text="Your name is Ada." if "Ada" in said and "What is my name" in said else "Noted.")
+
+
+SCRIPTS: dict[str, list[Any]] = {
+    "text": [Reply(text=["Hello ", "from the agent."])],
+    "thought": [Reply(reasoning=["Hmm, ", "let me think."], text="Done thinking.")],
+    "tool_ok": [Reply(calls=[Call("read_file", {"path": "notes.txt"}, "r1")]), Reply(text="read")],
+    "tool_fail": [Reply(calls=[Call("read_file", {"path": "missing.txt"}, "r1")]), Reply(text="missing")],
+    "permission": [Reply(calls=[Call("delete_file", {"path": "old.txt"}, "d1")]), Reply(text="ok")],
+    "cancel_tool": [Reply(calls=[Call("slow_tool", {}, "s1")])],
+    "memory": [_remember],
+    "bad_prompt": [Reply(text="ok")],
+}
+
+
+class TestLangChainConformance(RunnerConformance):
+    @pytest.fixture
+    def agent_factory(self) -> AgentFactory:
+        def make(scenario: str, options: AgentOptions) -> AcpAgent:
+            model = FakeChatModel(script=list(SCRIPTS[scenario]), repeat_last=scenario == "memory")
+            graph = create_agent(
+                model, tools=[read_file, delete_file, slow_tool], middleware=[AcpPermissionMiddleware()]
+            )
+            return create_acp_agent(graph, **{f.name: getattr(options, f.name) for f in dataclasses.fields(options)})
+
+        return make
+
+    async def test_tool_completed(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """Overridden: this runner announces a tool call as soon as its name streams (issue 5), before its
+        arguments are complete, so the arguments arrive in the next `tool_call_update`, not in `tool_call`."""
+        from acp.schema import ToolCallProgress, ToolCallStart
+        from acpkit_core.testing import AcpTestClient
+
+        async with AcpTestClient.connect(agent_factory("tool_ok", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            (c.root / "notes.txt").write_text("remember the milk\n")
+            r = await c.prompt("Read notes.txt.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        (call,) = r.tool_calls.values()
+        assert call.title and call.kind == "read"
+        assert call.statuses == ["pending", "in_progress", "completed"]
+        start = next(u for u in r.updates if isinstance(u, ToolCallStart))
+        assert start.tool_call_id == call.id and start.title == "read_file"
+        first = next(u for u in r.updates if isinstance(u, ToolCallProgress))
+        assert first.raw_input == {"path": "notes.txt"}
+        assert call.raw_input == {"path": "notes.txt"}
