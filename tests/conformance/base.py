@@ -164,12 +164,10 @@ class RunnerConformance:
             await c.cancel(sid)
             r = await asyncio.wait_for(task, 5)
             elapsed = time.monotonic() - started
-            after = await c.prompt("Say hello.", session_id=sid)
         assert r.stop_reason == "cancelled"
         assert elapsed < 1.0
         (call,) = r.tool_calls.values()
         assert call.status in ("failed", "completed")
-        assert after.stop_reason in ("end_turn", "cancelled") and not isinstance(after.response, Exception)
 
     async def test_load_after_restart(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         async with AcpTestClient.connect(agent_factory("memory", options)) as c:
