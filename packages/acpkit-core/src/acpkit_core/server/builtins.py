@@ -1,0 +1,89 @@
+"""The built-in slash commands `/mode`, `/model`, `/clear` and `/tools`, as a part of `AcpAgent`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..runner import ClientInfo, Runner, Session, StopReason, ToolLister, Turn
+from .options import SessionOptions
+from .turn import ServerTurn
+
+if TYPE_CHECKING:
+    from .sessions import LiveSession
+
+__all__ = ["BuiltinCommands"]
+
+
+class BuiltinCommands:
+    """Handlers of the built-in commands; `AcpAgent` provides the attributes and methods declared here."""
+
+    runner: Runner
+    session_options: SessionOptions
+    client: ClientInfo
+
+    async def _live_session(self, session_id: str) -> LiveSession:
+        raise NotImplementedError
+
+    async def apply_mode(self, live: LiveSession, mode_id: str, *, notify_option: bool = True) -> None:
+        raise NotImplementedError
+
+    async def _send_options(self, session: Session) -> None:
+        raise NotImplementedError
+
+    async def command_mode(self, turn: Turn, args: str) -> StopReason | None:
+        """`/mode [id]`."""
+        live = await self._live_session(turn.session.id)
+        modes = self.session_options.modes
+        if not args:
+            listing = ", ".join(f"{m.id}{' (current)' if m.id == live.session.mode_id else ''}" for m in modes)
+            await turn.emit.text(f"Modes: {listing}")
+            return "end_turn"
+        if args not in {m.id for m in modes}:
+            await turn.emit.text(f"Unknown mode {args!r}. Modes: {', '.join(m.id for m in modes)}")
+            return "end_turn"
+        await self.apply_mode(live, args)
+        await turn.emit.text(f"Mode: {args}")
+        return "end_turn"
+
+    async def command_model(self, turn: Turn, args: str) -> StopReason | None:
+        """`/model [id]`."""
+        live = await self._live_session(turn.session.id)
+        models = self.session_options.models
+        current = live.session.config.get("model")
+        if not args:
+            listing = ", ".join(f"{m.id}{' (current)' if m.id == current else ''}" for m in models)
+            await turn.emit.text(f"Models: {listing}")
+            return "end_turn"
+        if args not in {m.id for m in models}:
+            await turn.emit.text(f"Unknown model {args!r}. Models: {', '.join(m.id for m in models)}")
+            return "end_turn"
+        self.session_options.set_option(live.session, "model", args, self.client)
+        await self._send_options(live.session)
+        await turn.emit.text(f"Model: {args}")
+        return "end_turn"
+
+    async def command_clear(self, turn: Turn, args: str) -> StopReason | None:
+        """`/clear`: forget the runner state, remembered permissions and transcript."""
+        live = await self._live_session(turn.session.id)
+        live.session.state.clear()
+        live.server.pop("permissions", None)
+        if isinstance(turn, ServerTurn):
+            turn.remembered = turn.remembered.forget()
+            turn.emit.recorded.clear()
+        live.reset_transcript = True
+        await turn.emit.text("Conversation cleared.")
+        if isinstance(turn, ServerTurn):
+            turn.emit.recorded.clear()
+        return "end_turn"
+
+    async def command_tools(self, turn: Turn, args: str) -> StopReason | None:
+        """`/tools`: list the runner's tools."""
+        if not isinstance(self.runner, ToolLister):
+            return "end_turn"
+        tools = await self.runner.list_tools(turn.session)
+        if not tools:
+            await turn.emit.text("No tools.")
+            return "end_turn"
+        lines = [f"- `{t.name}` ({t.kind})" + (f": {t.description}" if t.description else "") for t in tools]
+        await turn.emit.text("Tools:\n" + "\n".join(lines))
+        return "end_turn"
