@@ -71,7 +71,7 @@ class FakeChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "acpkit-fake"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:  # noqa: ARG002
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
         names = [getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else str(t)) for t in tools]
         return _Bound(model=self, tool_names=[str(n) for n in names])
 

@@ -7,14 +7,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_model import FakeChatModel, Reply  # noqa: E402
-from langchain.agents import create_agent  # noqa: E402
-from langchain_acp import run_acp  # noqa: E402
-from langchain_core.messages import BaseMessage, HumanMessage  # noqa: E402
+from fake_model import FakeChatModel, Reply
+from langchain.agents import create_agent
+from langchain_acp import run_acp
+from langchain_core.messages import BaseMessage, HumanMessage
 
 
 def recall(messages: list[BaseMessage]) -> Reply:
-    said = [str(m.content if isinstance(m.content, str) else m.content[0]["text"]) for m in messages if isinstance(m, HumanMessage)]  # type: ignore[index]
+    said = [
+        str(m.content if isinstance(m.content, str) else m.content[0]["text"])
+        for m in messages
+        if isinstance(m, HumanMessage)
+    ]  # type: ignore[index]
     return Reply(text=f"turn {len(said)}: " + " | ".join(said))
 
 

@@ -78,5 +78,3 @@ def agent_for(
 def call(name: str, args: dict[str, Any], id: str) -> Call:
     """Shorthand."""
     return Call(name, args, id)
-
-

@@ -24,7 +24,9 @@ def hitl_agent(mode: str, model: FakeChatModel, **options: Any) -> Any:
     graph = create_agent(
         model,
         tools=[delete_file, write_file],
-        middleware=[HumanInTheLoopMiddleware(interrupt_on={"delete_file": True, "write_file": True}, interrupt_mode=mode)],  # type: ignore[arg-type]
+        middleware=[
+            HumanInTheLoopMiddleware(interrupt_on={"delete_file": True, "write_file": True}, interrupt_mode=mode)
+        ],  # type: ignore[arg-type]
         checkpointer=InMemorySaver(),
     )
     return create_acp_agent(graph, store="memory", **options)
@@ -32,7 +34,12 @@ def hitl_agent(mode: str, model: FakeChatModel, **options: Any) -> Any:
 
 def two_calls() -> list[Reply]:
     return [
-        Reply(calls=[Call("delete_file", {"path": "a.txt"}, "d1"), Call("write_file", {"path": "b.txt", "content": "x"}, "w1")]),
+        Reply(
+            calls=[
+                Call("delete_file", {"path": "a.txt"}, "d1"),
+                Call("write_file", {"path": "b.txt", "content": "x"}, "w1"),
+            ]
+        ),
         Reply(text="finished"),
     ]
 
@@ -46,7 +53,9 @@ def two_calls() -> list[Reply]:
         (["reject_once", "reject_once"], ("failed", "failed")),
     ],
 )
-async def test_hitl_interrupts_ask_with_the_tool_call_ids(mode: str, answers: list[str], statuses: tuple[str, str]) -> None:
+async def test_hitl_interrupts_ask_with_the_tool_call_ids(
+    mode: str, answers: list[str], statuses: tuple[str, str]
+) -> None:
     model = FakeChatModel(script=two_calls())
     async with AcpTestClient.connect(hitl_agent(mode, model), permission_answers=answers) as c:
         await c.initialize()
@@ -63,7 +72,11 @@ async def test_hitl_interrupts_ask_with_the_tool_call_ids(mode: str, answers: li
 
 async def test_hitl_edit_replaces_the_arguments() -> None:
     model = FakeChatModel(script=two_calls())
-    agent = hitl_agent("batched", model, edit_tool_call=lambda name, args, d: {**args, "path": "safe.txt"} if name == "delete_file" else None)
+    agent = hitl_agent(
+        "batched",
+        model,
+        edit_tool_call=lambda name, args, d: {**args, "path": "safe.txt"} if name == "delete_file" else None,
+    )
     async with AcpTestClient.connect(agent, permission_answers=["allow_once", "allow_once"]) as c:
         await c.initialize()
         sid = await c.new_session()
@@ -106,7 +119,9 @@ async def test_permission_middleware_asks_by_policy_and_replans_after_reject(ans
         Reply(calls=[Call("read_file", {"path": "n.txt"}, "r1"), Call("delete_file", {"path": "old.txt"}, "d1")]),
         Reply(text="re-planned"),
     ]
-    agent, model = agent_for(script, [read_file, delete_file], middleware=[AcpPermissionMiddleware(PermissionPolicy(ask=("delete_*",)))])
+    agent, model = agent_for(
+        script, [read_file, delete_file], middleware=[AcpPermissionMiddleware(PermissionPolicy(ask=("delete_*",)))]
+    )
     async with AcpTestClient.connect(agent, permission_answers=[answer]) as c:
         await c.initialize()
         sid = await c.new_session()
@@ -125,8 +140,17 @@ async def test_permission_middleware_asks_by_policy_and_replans_after_reject(ans
 
 
 async def test_server_policy_applies_through_the_middleware_and_always_is_remembered() -> None:
-    script = [Reply(calls=[Call("delete_file", {"path": "a"}, "d1")]), Reply(calls=[Call("delete_file", {"path": "b"}, "d2")]), Reply(text="ok")]
-    agent, _ = agent_for(script, [delete_file], middleware=[AcpPermissionMiddleware()], permission_policy=PermissionPolicy(ask=("delete_*",)))
+    script = [
+        Reply(calls=[Call("delete_file", {"path": "a"}, "d1")]),
+        Reply(calls=[Call("delete_file", {"path": "b"}, "d2")]),
+        Reply(text="ok"),
+    ]
+    agent, _ = agent_for(
+        script,
+        [delete_file],
+        middleware=[AcpPermissionMiddleware()],
+        permission_policy=PermissionPolicy(ask=("delete_*",)),
+    )
     async with AcpTestClient.connect(agent, permission_answers=["allow_always"]) as c:
         await c.initialize()
         sid = await c.new_session()
@@ -173,7 +197,11 @@ async def test_cancel_during_permission_request() -> None:
         await never.wait()
         return "allow_once"
 
-    agent, _ = agent_for([Reply(calls=[Call("delete_file", {"path": "x"}, "d1")])], [delete_file], middleware=[AcpPermissionMiddleware(PermissionPolicy(ask=("delete_*",)))])
+    agent, _ = agent_for(
+        [Reply(calls=[Call("delete_file", {"path": "x"}, "d1")])],
+        [delete_file],
+        middleware=[AcpPermissionMiddleware(PermissionPolicy(ask=("delete_*",)))],
+    )
     async with AcpTestClient.connect(agent, permission_answers=wait_forever) as c:
         await c.initialize()
         sid = await c.new_session()
@@ -186,9 +214,19 @@ async def test_cancel_during_permission_request() -> None:
 
 
 async def test_modes_filter_tools_and_ask() -> None:
-    model = FakeChatModel(script=[Reply(text="a"), Reply(calls=[Call("write_file", {"path": "f", "content": "c"}, "w1")]), Reply(text="b")])
+    model = FakeChatModel(
+        script=[
+            Reply(text="a"),
+            Reply(calls=[Call("write_file", {"path": "f", "content": "c"}, "w1")]),
+            Reply(text="b"),
+        ]
+    )
     agent, _ = agent_for(
-        [], [read_file, write_file], model=model, middleware=[AcpModeMiddleware(), AcpPermissionMiddleware()], modes=STANDARD_MODES
+        [],
+        [read_file, write_file],
+        model=model,
+        middleware=[AcpModeMiddleware(), AcpPermissionMiddleware()],
+        modes=STANDARD_MODES,
     )
     async with AcpTestClient.connect(agent, permission_answers=["reject_once"]) as c:
         await c.initialize()

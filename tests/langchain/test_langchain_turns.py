@@ -18,7 +18,11 @@ pytestmark = pytest.mark.timeout(30)
 async def test_text_reasoning_tool_call_and_usage_stream_in_order() -> None:
     agent, model = agent_for(
         [
-            Reply(reasoning=["Let me ", "look."], text=["Reading ", "it."], calls=[Call("read_file", {"path": "notes.txt"}, "c1")]),
+            Reply(
+                reasoning=["Let me ", "look."],
+                text=["Reading ", "it."],
+                calls=[Call("read_file", {"path": "notes.txt"}, "c1")],
+            ),
             Reply(text=["The note says ", "milk."]),
         ],
         [read_file],
@@ -60,7 +64,9 @@ async def test_tool_failure_is_failed_with_the_error_as_content() -> None:
 
 
 async def test_missing_file_read_through_the_client_fails() -> None:
-    agent, _ = agent_for([Reply(calls=[Call("read_file", {"path": "missing.txt"}, "m1")]), Reply(text="no file")], [read_file])
+    agent, _ = agent_for(
+        [Reply(calls=[Call("read_file", {"path": "missing.txt"}, "m1")]), Reply(text="no file")], [read_file]
+    )
     async with AcpTestClient.connect(agent) as c:
         await c.initialize()
         sid = await c.new_session()
@@ -117,7 +123,9 @@ async def test_write_todos_becomes_one_plan_per_change() -> None:
 
 
 async def test_subagent_tool_calls_are_shown_and_marked() -> None:
-    inner_model = FakeChatModel(script=[Reply(calls=[Call("read_file", {"path": "a.txt"}, "inner1")]), Reply(text="inner answer")])
+    inner_model = FakeChatModel(
+        script=[Reply(calls=[Call("read_file", {"path": "a.txt"}, "inner1")]), Reply(text="inner answer")]
+    )
     inner = create_agent(inner_model, tools=[read_file], name="researcher")
 
     @tool
@@ -126,7 +134,9 @@ async def test_subagent_tool_calls_are_shown_and_marked() -> None:
         result = await inner.ainvoke({"messages": [HumanMessage(content=description)]})
         return str(result["messages"][-1].content)
 
-    agent, _ = agent_for([Reply(calls=[Call("task", {"description": "read a.txt"}, "outer1")]), Reply(text="all done")], [task])
+    agent, _ = agent_for(
+        [Reply(calls=[Call("task", {"description": "read a.txt"}, "outer1")]), Reply(text="all done")], [task]
+    )
     async with AcpTestClient.connect(agent) as c:
         await c.initialize()
         sid = await c.new_session()

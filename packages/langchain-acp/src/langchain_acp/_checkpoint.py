@@ -68,4 +68,5 @@ def with_checkpointer(graph: Pregel[Any, Any, Any, Any], saver: BaseCheckpointSa
 
 def has_checkpointer(graph: Pregel[Any, Any, Any, Any]) -> bool:
     """True when the graph was compiled with its own saver."""
-    return isinstance(graph.checkpointer, BaseCheckpointSaver)
+    saver: object = graph.checkpointer  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
+    return isinstance(saver, BaseCheckpointSaver)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, cast
 
 from acpkit_core.config import AgentOptions
 from acpkit_core.ir import Prompt
 from langgraph.pregel import Pregel
+
+from .runner import Graph
 
 __all__ = ["LangChainAdapter", "adapter"]
 
@@ -38,7 +40,8 @@ class LangChainAdapter:
     def describe(self, obj: object) -> str:
         """`LangGraph CompiledStateGraph 'name'`, or the factory's name."""
         if isinstance(obj, Pregel):
-            return f"LangGraph {type(obj).__name__} {obj.name!r}"
+            graph = cast(Graph, obj)
+            return f"LangGraph {type(graph).__name__} {graph.name!r}"
         return f"LangGraph graph factory {getattr(obj, '__qualname__', repr(obj))}"
 
     def create_agent(self, obj: object, options: AgentOptions) -> Any:
@@ -48,7 +51,7 @@ class LangChainAdapter:
         from .agent import create_runner
 
         if isinstance(obj, Pregel):
-            runner, opts = create_runner(obj, options=options)  # pyright: ignore[reportUnknownArgumentType]
+            runner, opts = create_runner(cast(Graph, obj), options=options)
         else:
             runner, opts = create_runner(graph_factory=obj, options=options)  # pyright: ignore[reportArgumentType]
         return AcpAgent(runner, opts)

@@ -67,7 +67,9 @@ def plan_questions(interrupts: Sequence[Interrupt], messages: Sequence[Any]) -> 
             continue
         for n, request in enumerate(cast(list[Mapping[str, Any]], value["action_requests"])):
             name, args = str(request["name"]), dict(request.get("args") or {})
-            match = next((c for c in open_calls if c["id"] not in used and c["name"] == name and c["args"] == args), None)
+            match = next(
+                (c for c in open_calls if c["id"] not in used and c["name"] == name and c["args"] == args), None
+            )
             match = match or next((c for c in open_calls if c["id"] not in used and c["name"] == name), None)
             tool_call_id = match["id"] if match and match["id"] else f"{intr.id}-{n}"
             used.add(tool_call_id)
@@ -75,7 +77,9 @@ def plan_questions(interrupts: Sequence[Interrupt], messages: Sequence[Any]) -> 
     return asks
 
 
-def to_decision(decision: PermissionDecision, *, edited_args: Mapping[str, Any] | None = None, name: str) -> dict[str, Any]:
+def to_decision(
+    decision: PermissionDecision, *, edited_args: Mapping[str, Any] | None = None, name: str
+) -> dict[str, Any]:
     """A LangChain HITL decision for the client's answer (`approve`, `edit` with new args, `reject`)."""
     if decision.allowed:
         if edited_args is not None:

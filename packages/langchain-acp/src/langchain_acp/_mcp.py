@@ -89,7 +89,7 @@ class McpConnections:
                         session = await _open(stack, server)
                         listed = await session.list_tools()
                         self.tools.extend(_tool(session, spec) for spec in listed.tools)
-                    except Exception as error:  # noqa: BLE001 - one broken server must not break the session
+                    except Exception as error:
                         self.errors[server.name] = str(error)
                         print(f"langchain-acp: MCP server {server.name!r} failed: {error}", file=sys.stderr)
                 self._ready.set()
@@ -103,6 +103,6 @@ class McpConnections:
         if self._task is not None:
             try:
                 await asyncio.wait_for(self._task, 10)
-            except (Exception, asyncio.CancelledError):  # noqa: BLE001
+            except (Exception, asyncio.CancelledError):
                 self._task.cancel()
             self._task = None

@@ -56,7 +56,9 @@ def binding_for_connection(
         options = permission_options(tool_name)
         response = await request(
             session_id=session_id,
-            tool_call=ToolCallUpdate(tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input),
+            tool_call=ToolCallUpdate(
+                tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input
+            ),
             options=options,
         )
         return decision_from_response(response, options)
@@ -115,7 +117,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
 
     async def on_llm_new_token(
         self,
-        token: str,
+        token: str | list[str | dict[str, Any]],
         *,
         chunk: GenerationChunk | ChatGenerationChunk | None = None,
         run_id: UUID,
@@ -134,7 +136,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         if isinstance(message, AIMessage | AIMessageChunk):
             text, reasoning = message_parts(message)
         else:
-            text, reasoning = token, ""
+            text, reasoning = (token if isinstance(token, str) else ""), ""
 
         async def send() -> None:
             if reasoning:

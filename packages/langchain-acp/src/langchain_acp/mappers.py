@@ -146,7 +146,11 @@ def todos_to_plan(todos: Sequence[Any]) -> list[PlanItem]:
     """`write_todos` items (`{"content", "status"}` dicts or objects) -> plan entries."""
     plan: list[PlanItem] = []
     for todo in todos:
-        get: Any = todo.get if isinstance(todo, Mapping) else (lambda k, d=None, t=todo: getattr(t, k, d))
+        fields: Mapping[str, Any] = cast(Mapping[str, Any], todo if isinstance(todo, Mapping) else vars(todo))
+
+        def get(key: str, default: Any = None, fields: Mapping[str, Any] = fields) -> Any:
+            return fields.get(key, default)
+
         content = get("content") or get("title") or get("task")
         if not content:
             continue

@@ -78,7 +78,8 @@ def human_message(prompt: Prompt, *, root_dir: str | None = None) -> BaseMessage
 
 def has_messages_state(graph: Graph) -> bool:
     """True when the graph's state has a `messages` channel."""
-    return "messages" in graph.channels
+    channels: Mapping[str, object] = graph.channels  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
+    return "messages" in channels
 
 
 @dataclass
@@ -121,14 +122,14 @@ class LangGraphRunner:
     async def graph_for(self, session: Session, model_id: str | None = None) -> Graph:
         """The graph (with a checkpointer) that runs this session's turns."""
         key = (session.id if self.graph_factory else "", model_id if self.graph_factory else None)
-        graph = self._graphs.get(key)
-        if graph is not None:
-            return graph
+        cached = self._graphs.get(key)
+        if cached is not None:
+            return cached
         if self.graph_factory is not None:
             mcp = self._mcp.get(session.id)
             ctx = SessionContext(session=session, model_id=model_id, mcp_tools=mcp.tools if mcp else ())
             built = self.graph_factory(ctx)
-            graph = cast(Graph, await built if inspect.isawaitable(built) else built)
+            graph = await built if inspect.isawaitable(built) else built
             check_graph(graph)
         else:
             assert self.graph is not None
@@ -250,9 +251,10 @@ class LangGraphRunner:
         run_input: Any = {"messages": [human_message(turn.prompt, root_dir=turn.session.cwd)]}
         while True:
             try:
-                async for namespace, mode, data in graph.astream(
+                stream: Any = graph.astream(  # pyright: ignore[reportUnknownMemberType]
                     run_input, config, stream_mode=["messages", "updates"], subgraphs=True
-                ):
+                )
+                async for namespace, mode, data in stream:
                     await mapper.feed(namespace, mode, data)
             except Exception as error:
                 reason = stop_reason_from_error(error)
@@ -304,5 +306,3 @@ def check_graph(graph: object) -> None:
 def log(message: str) -> None:
     """Write a diagnostic line to stderr (stdout carries ACP)."""
     print(f"langchain-acp: {message}", file=sys.stderr)
-
-

@@ -1,11 +1,9 @@
 """ACP middleware for `langchain.agents.create_agent` (real `AgentMiddleware` subclasses).
 
-| middleware | does |
-|---|---|
-| [`AcpSessionMiddleware`][langchain_acp.middleware.AcpSessionMiddleware] | session id, thread id and turn count in the state; state snapshots |
-| [`AcpToolMiddleware`][langchain_acp.middleware.AcpToolMiddleware] | `tool_call` / `tool_call_update` around each tool run |
-| [`AcpPermissionMiddleware`][langchain_acp.middleware.AcpPermissionMiddleware] | asks before gated tool calls; approve, edit, reject with re-plan |
-| [`AcpModeMiddleware`][langchain_acp.middleware.AcpModeMiddleware] | agentic / interactive / readonly / planning tool restrictions |
+- `AcpSessionMiddleware`: session id, thread id and turn count in the state; state snapshots;
+- `AcpToolMiddleware`: `tool_call` / `tool_call_update` around each tool run;
+- `AcpPermissionMiddleware`: asks before gated tool calls; approve, edit, reject with re-plan;
+- `AcpModeMiddleware`: agentic / interactive / readonly / planning tool restrictions.
 
 Inside a turn run by `LangGraphRunner` they report to that turn; a hand-built server gives them
 a connection and a session id through [`bind_connection`][langchain_acp.middleware.bind_connection].

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 
 from acp.schema import ToolKind
@@ -34,7 +34,7 @@ def client_host() -> ClientHost:
 @contextmanager
 def bind_connection(
     conn: SessionUpdater, session_id: str, *, cwd: str = ".", tool_kinds: Mapping[str, ToolKind] | None = None
-) -> Iterator[Binding]:
+) -> Generator[Binding]:
     """Report the middleware (and an `AcpCallbackHandler()` without arguments) to `conn` for `session_id`.
 
     ```python

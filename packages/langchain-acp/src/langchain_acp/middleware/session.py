@@ -71,7 +71,11 @@ class AcpSessionMiddleware(AgentMiddleware[AcpSessionState, Any, Any]):
         if binding is not None and binding.turn is not None:
             session = binding.turn.session
             info = LangGraphSessionState.extract(session.state, session.id)
-            update = {"acp_session_id": session.id, "acp_thread_id": thread_id or info.thread_id, "acp_turn": info.turns}
+            update = {
+                "acp_session_id": session.id,
+                "acp_thread_id": thread_id or info.thread_id,
+                "acp_turn": info.turns,
+            }
         elif thread_id:
             update = {"acp_thread_id": thread_id, "acp_turn": int(state.get("acp_turn", 0)) + 1}
         return update or None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import ToolCallRequest
@@ -47,9 +47,9 @@ class AcpToolMiddleware(AgentMiddleware[Any, Any, Any]):
 
 
 def _tool_message_in(command: Command[Any], tool_call_id: str) -> ToolMessage | None:
-    update = command.update
-    messages = update.get("messages") if isinstance(update, dict) else None
-    for message in messages or ():  # pyright: ignore[reportUnknownVariableType]
+    update: object = command.update
+    messages: object = cast(dict[str, Any], update).get("messages") if isinstance(update, dict) else None
+    for message in cast(list[object], messages) if isinstance(messages, list) else ():
         if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
             return message
     return None
