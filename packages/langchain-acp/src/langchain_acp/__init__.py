@@ -36,6 +36,7 @@ from .middleware import (
     AcpToolMiddleware,
     bind_connection,
     client_host,
+    current_acp,
 )
 from .render import render_prompt, to_human_message
 from .runner import GraphFactory, LangGraphRunner, SessionContext
@@ -54,6 +55,7 @@ __all__ = [
     "client_host",
     "create_acp_agent",
     "create_runner",
+    "current_acp",
     "error_code",
     "part_to_content",
     "render_prompt",
