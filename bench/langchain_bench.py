@@ -1,0 +1,151 @@
+"""langchain-acp figures, side by side in one run.
+
+    uv run python bench/langchain_bench.py [--tokens 2000]
+
+1. per-token overhead: the same `create_agent` graph streaming N tokens, consumed by its own
+   `astream(stream_mode="messages")`, and served through ACP to an in-process client (the full
+   path: runner, emitter, JSON-RPC framing, the client parsing every update);
+2. cold start: spawning `examples/langgraph_agent.py` until `initialize` answers;
+3. a turn with 100 tool calls (one model response calling a tool 100 times, then an answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "langchain"))
+
+from acpkit_core.testing import AcpTestClient  # noqa: E402
+from fake_model import Call, FakeChatModel, Reply  # noqa: E402
+from langchain.agents import create_agent  # noqa: E402
+from langchain_acp import create_acp_agent  # noqa: E402
+from langchain_core.messages import HumanMessage  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+
+
+@tool
+def ping(n: int) -> str:
+    """Answer pong."""
+    return f"pong {n}"
+
+
+def token_graph(tokens: int):
+    return create_agent(FakeChatModel(script=[Reply(text=["tok "] * tokens)], repeat_last=True), tools=[])
+
+
+async def raw_stream(tokens: int, runs: int) -> float:
+    graph = token_graph(tokens)
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        async for _chunk in graph.astream({"messages": [HumanMessage(content="go")]}, stream_mode="messages"):
+            pass
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+class _NullEmitter:
+    """An emitter that drops everything: measures the adapter alone, without the transport."""
+
+    def new_message(self) -> None: ...
+    async def text(self, delta: str) -> None: ...
+    async def thought(self, delta: str) -> None: ...
+    async def tool_call(self, *args: object, **kwargs: object) -> None: ...
+    async def tool_call_update(self, *args: object, **kwargs: object) -> None: ...
+    async def plan(self, items: object) -> None: ...
+    async def usage(self, usage: object) -> None: ...
+
+
+async def mapped_stream(tokens: int, runs: int) -> float:
+    """The runner's streaming path (checkpointer, two modes, subgraphs, the mapper) into a null emitter."""
+    from langchain_acp._stream import StreamMapper
+    from langchain_acp._tools import ToolCallTracker
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = token_graph(tokens).copy(update={"checkpointer": InMemorySaver()})
+    emit = _NullEmitter()
+    best = float("inf")
+    for i in range(runs):
+        mapper = StreamMapper(emit, ToolCallTracker(emit, None))  # type: ignore[arg-type]
+        start = time.perf_counter()
+        async for ns, mode, data in graph.astream(
+            {"messages": [HumanMessage(content="go")]},
+            {"configurable": {"thread_id": f"t{i}"}},
+            stream_mode=["messages", "updates"],
+            subgraphs=True,
+        ):
+            await mapper.feed(ns, mode, data)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+async def acp_stream(tokens: int, runs: int, coalesce_ms: float = 0.0) -> float:
+    agent = create_acp_agent(token_graph(tokens), store="memory", coalesce_ms=coalesce_ms)
+    best = float("inf")
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        for _ in range(runs):
+            sid = await c.new_session()
+            start = time.perf_counter()
+            r = await c.prompt("go", session_id=sid)
+            best = min(best, time.perf_counter() - start)
+            assert len(r.text) == 4 * tokens
+    return best
+
+
+async def cold_start() -> float:
+    start = time.perf_counter()
+    async with AcpTestClient.spawn(sys.executable, str(ROOT / "examples" / "langgraph_agent.py")) as c:
+        await c.initialize()
+        return time.perf_counter() - start
+
+
+async def hundred_tools() -> tuple[float, int]:
+    calls = [Call("ping", {"n": i}, f"p{i}") for i in range(100)]
+    model = FakeChatModel(script=[Reply(calls=calls), Reply(text="all pinged")])
+    agent = create_acp_agent(create_agent(model, tools=[ping]), store="memory")
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        start = time.perf_counter()
+        r = await c.prompt("ping a lot", session_id=sid)
+        elapsed = time.perf_counter() - start
+    assert sum(t.status == "completed" for t in r.tool_calls.values()) == 100
+    return elapsed, len(r.updates)
+
+
+async def main(tokens: int, runs: int) -> None:
+    raw = await raw_stream(tokens, runs)
+    mapped = await mapped_stream(tokens, runs)
+    served = await acp_stream(tokens, runs)
+    coalesced = await acp_stream(tokens, runs, coalesce_ms=20)
+    print(f"per-token, {tokens} tokens (best of {runs}):")
+    rows = [
+        ("graph.astream(messages)", raw),
+        ("runner streaming path, null emitter", mapped),
+        ("served over ACP (in-process client)", served),
+        ("served over ACP, coalesce_ms=20", coalesced),
+    ]
+    for label, value in rows:
+        print(f"  {label:38} {value * 1000:8.1f} ms  {value / tokens * 1e6:6.1f} us/token  {value / raw:5.2f}x")
+    cold = await cold_start()
+    print(f"cold start to initialize (examples/langgraph_agent.py): {cold * 1000:.0f} ms")
+    elapsed, updates = await hundred_tools()
+    print(f"100-tool-call turn: {elapsed * 1000:.0f} ms, {updates} updates")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as state:
+        os.environ["ACPKIT_STATE_DIR"] = state
+        asyncio.run(main(args.tokens, args.runs))
