@@ -12,8 +12,8 @@ same tool-call tracker the runner uses.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from acp.schema import ToolCallUpdate, ToolKind
@@ -29,6 +29,8 @@ from ._stream import message_parts
 from ._tools import ToolCallTracker
 
 __all__ = ["AcpCallbackHandler", "SessionUpdater"]
+
+_T = TypeVar("_T")
 
 
 class SessionUpdater(Protocol):
@@ -109,6 +111,16 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self.stream_tokens = stream_tokens
         self._tool_ids: dict[UUID, tuple[str, str]] = {}
         self._message_runs: set[UUID] = set()
+
+    # Having these two makes LangChain stream model calls made with `invoke`/`ainvoke` (it looks
+    # for a streaming handler), so tokens reach the editor as they come.
+    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[_T]) -> AsyncIterator[_T]:
+        """Pass the output through unchanged."""
+        return output
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[_T]) -> Iterator[_T]:
+        """Pass the output through unchanged."""
+        return output
 
     @property
     def binding(self) -> Binding | None:
