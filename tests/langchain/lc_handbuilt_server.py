@@ -1,4 +1,4 @@
-"""A hand-built ACP server using langchain-acp's middleware and callback handler (as in docs/langchain/middleware.md)."""
+"""A hand-built ACP server with langchain-acp middleware and callbacks (see docs/langchain/middleware.md)."""
 
 from __future__ import annotations
 
