@@ -10,7 +10,14 @@ from acp.schema import ToolCallUpdate, ToolKind
 
 from ..host import ClientHost
 from ..ir import Prompt
-from ..permissions import PermissionPolicy, RememberedPermissions, decision_from_response, permission_options
+from ..permissions import (
+    Decision,
+    PermissionPolicy,
+    RememberedPermissions,
+    decision_from_response,
+    effective_decision,
+    permission_options,
+)
 from ..runner import ClientInfo, PermissionDecision, Session
 from ..tools import classify_tool, tool_locations
 from .emitter import TurnEmitter
@@ -121,17 +128,18 @@ class ServerTurn:
 
     def tool_allowed(self, name: str, kind: ToolKind) -> bool:
         """False when the current mode hides tools of this kind or the policy denies the tool."""
-        if self._policy is not None and self._policy.decide(name, kind) == "deny":
-            return False
-        return self._mode is None or self._mode.allows(kind)
+        return effective_decision(name, kind, policy=self._policy, mode=self._mode) != "deny"
 
     def needs_permission(self, name: str, kind: ToolKind) -> bool:
-        """True when the mode or the policy asks before running this tool and no "always" answer covers it."""
-        if self.remembered.lookup(name) is not None:
-            return False
-        if self._mode is not None and self._mode.asks(kind):
-            return True
-        return self._policy is not None and self._policy.needs_permission(name, kind)
+        """True unless every rule (policy, mode, remembered answers) lets this tool run without asking.
+
+        A tool the policy denies or the user rejected "always" also needs permission: the runner then
+        calls `request_permission`, which answers `reject` without asking the client.
+        """
+        return self._decision(name, kind) != "allow"
+
+    def _decision(self, name: str, kind: ToolKind) -> Decision:
+        return effective_decision(name, kind, policy=self._policy, mode=self._mode, remembered=self.remembered)
 
     async def request_permission(
         self,
@@ -143,6 +151,8 @@ class ServerTurn:
         raw_input: Any = None,
     ) -> PermissionDecision:
         """Ask the client with the tool call's own id; remembers "always" answers; a cancel ends the turn."""
+        if effective_decision(tool_name, kind, policy=self._policy, mode=self._mode) == "deny":
+            return PermissionDecision(outcome="reject")
         remembered = self.remembered.lookup(tool_name)
         if remembered is not None:
             return PermissionDecision(outcome=remembered, always=True)
