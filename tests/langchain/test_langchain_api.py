@@ -96,3 +96,26 @@ async def test_a_new_prompt_after_a_cancelled_approval_works() -> None:
     assert first.stop_reason == "cancelled"
     assert second.stop_reason == "end_turn"
     assert second.text == "fresh answer"
+
+
+async def test_graph_factory_gets_the_chosen_model() -> None:
+    from acpkit_core.config import ModelOption
+    from langchain_acp import SessionContext
+
+    built: list[str | None] = []
+
+    def factory(ctx: SessionContext) -> Any:
+        built.append(ctx.model_id)
+        return create_agent(FakeChatModel(script=[Reply(text=f"model {ctx.model_id}")], repeat_last=True), tools=[])
+
+    agent = create_acp_agent(
+        graph_factory=factory, store="memory", models=[ModelOption(id="fast"), ModelOption(id="smart")]
+    )
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        first = await c.prompt("hi", session_id=sid)
+        await c.set_config_option(sid, "model", "smart")
+        second = await c.prompt("hi", session_id=sid)
+    assert (first.text, second.text) == ("model fast", "model smart")
+    assert built == ["fast", "smart"]
