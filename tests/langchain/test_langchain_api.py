@@ -80,7 +80,11 @@ async def test_fork_starts_from_the_parent_conversation() -> None:
         await c.prompt("first", session_id=sid)
         child = await c.fork_session(sid)
         r = await c.prompt("second", session_id=child)
+        again = await c.prompt("third", session_id=child)
+        parent = await c.prompt("other", session_id=sid)
     assert r.text == "turn 2: first | second"
+    assert again.text == "turn 3: first | second | third"
+    assert parent.text == "turn 2: first | other"
 
 
 async def test_a_new_prompt_after_a_cancelled_approval_works() -> None:

@@ -184,12 +184,9 @@ class LangGraphSessionState:
         if not isinstance(raw, Mapping):
             return cls(thread_id=session_id)
         raw = cast(Mapping[str, Any], raw)
-        thread_id = raw.get("thread_id")
         turns = raw.get("turns")
-        return cls(
-            thread_id=thread_id if isinstance(thread_id, str) and thread_id else session_id,
-            turns=turns if isinstance(turns, int) and turns >= 0 else 0,
-        )
+        # The thread is always the session's own: a forked session's state is a copy of its parent's.
+        return cls(thread_id=session_id, turns=turns if isinstance(turns, int) and turns >= 0 else 0)
 
     def serialize(self) -> dict[str, Any]:
         """JSON for `session.state[KEY]`."""

@@ -236,7 +236,7 @@ class LangGraphRunner:
 
     async def _maybe_fork(self, graph: Graph, session: Session, config: RunnableConfig) -> None:
         """A forked session starts from its parent's conversation."""
-        if not session.parent_id or session.state.get(LangGraphSessionState.KEY, {}).get("turns", 0) > 1:
+        if not session.parent_id:
             return
         current = await graph.aget_state(config)
         if current.values:
