@@ -12,6 +12,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from ._base import current_acp
@@ -48,12 +49,26 @@ class AcpModeMiddleware(AgentMiddleware[AcpModeState, Any, Any]):
         """Modes by id."""
         self.default_mode = default_mode or modes[0].id
         """The mode when nothing else says."""
+        self.requested: dict[str, str] = {}
+        """Modes set with [`set_mode`][langchain_acp.middleware.AcpModeMiddleware.set_mode], by thread id."""
+
+    def set_mode(self, thread_id: str, mode_id: str) -> None:
+        """Switch a thread's mode from the next run on (hand-built servers; our server uses `session/set_mode`)."""
+        if mode_id not in self.modes:
+            raise ValueError(f"unknown mode {mode_id!r}; modes: {', '.join(self.modes)}")
+        self.requested[thread_id] = mode_id
 
     def mode_id(self, state: AcpModeState) -> str:
         """The current mode id."""
         binding = current_acp()
         if binding is not None and binding.turn is not None and binding.turn.session.mode_id in self.modes:
             return str(binding.turn.session.mode_id)
+        try:
+            thread_id = str(get_config().get("configurable", {}).get("thread_id", ""))
+        except RuntimeError:
+            thread_id = ""
+        if thread_id in self.requested:
+            return self.requested[thread_id]
         value = state.get("acp_mode")
         return value if value in self.modes else self.default_mode
 
