@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         TurnUsage,
     )
     from .server import AcpAgent, run_stdio, serve_stdio
+    from .stop import stop_reason_for_finish
     from .store import MemoryStore, SessionStore, SqliteStore, default_store_path
     from .tools import classify_tool, diff_content, tool_locations, tool_title
 
@@ -123,6 +124,7 @@ __all__ = [
     "resource_description",
     "run_stdio",
     "serve_stdio",
+    "stop_reason_for_finish",
     "tool_locations",
     "tool_title",
 ]
@@ -183,6 +185,7 @@ _HOMES: dict[str, str] = {
         "runner",
     ),
     **dict.fromkeys(["AcpAgent", "run_stdio", "serve_stdio"], "server"),
+    **dict.fromkeys(["stop_reason_for_finish"], "stop"),
     **dict.fromkeys(["MemoryStore", "SessionStore", "SqliteStore", "default_store_path"], "store"),
     **dict.fromkeys(["classify_tool", "diff_content", "tool_locations", "tool_title"], "tools"),
 }

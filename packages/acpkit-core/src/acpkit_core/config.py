@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .store import SessionStore
 
 __all__ = [
+    "STANDARD_MODES",
     "AgentOptions",
     "BooleanOption",
     "Command",
@@ -27,7 +28,6 @@ __all__ = [
     "ModelOption",
     "SelectOption",
     "SelectValue",
-    "STANDARD_MODES",
 ]
 
 READ_ONLY_KINDS: frozenset[ToolKind] = frozenset({"read", "search", "think", "fetch"})

@@ -41,7 +41,9 @@ class PromptError(AcpKitError, ValueError):
     `prompt[2] (image): data is not valid base64 (at character 17)`.
     """
 
-    def __init__(self, reason: str, *, index: int | None = None, block_type: str | None = None, field: str | None = None):
+    def __init__(
+        self, reason: str, *, index: int | None = None, block_type: str | None = None, field: str | None = None
+    ):
         self.reason = reason
         """Why the block was refused."""
         self.index = index

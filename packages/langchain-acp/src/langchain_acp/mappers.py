@@ -14,48 +14,23 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from acp.schema import PlanEntryStatus, StopReason
-from acpkit_core.errors import ConfigError, PromptError, SessionNotFoundError, UserError
 from acpkit_core.runner import PlanItem, TurnUsage
+from acpkit_core.server import to_request_error
+from acpkit_core.stop import stop_reason_for_finish
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.errors import GraphRecursionError
 
 __all__ = [
-    "FINISH_REASONS",
     "LangGraphSessionState",
     "error_code",
     "finish_reason",
     "serialize_state",
     "stop_reason_from_error",
-    "stop_reason_from_finish",
     "stop_reason_from_state",
     "todos_to_plan",
     "usage_from_message",
     "validate_state",
 ]
-
-FINISH_REASONS: Mapping[str, StopReason] = {
-    # OpenAI and compatible
-    "stop": "end_turn",
-    "tool_calls": "end_turn",
-    "function_call": "end_turn",
-    "length": "max_tokens",
-    "content_filter": "refusal",
-    # Anthropic
-    "end_turn": "end_turn",
-    "stop_sequence": "end_turn",
-    "tool_use": "end_turn",
-    "max_tokens": "max_tokens",
-    "refusal": "refusal",
-    # Google
-    "STOP": "end_turn",
-    "MAX_TOKENS": "max_tokens",
-    "SAFETY": "refusal",
-    "RECITATION": "refusal",
-    "PROHIBITED_CONTENT": "refusal",
-    "BLOCKLIST": "refusal",
-    "SPII": "refusal",
-}
-"""Model finish reasons (OpenAI, Anthropic, Google spellings) -> ACP stop reasons; others are `end_turn`."""
 
 
 def finish_reason(message: AIMessage) -> str | None:
@@ -68,13 +43,6 @@ def finish_reason(message: AIMessage) -> str | None:
     return None
 
 
-def stop_reason_from_finish(reason: str | None) -> StopReason:
-    """The ACP stop reason for a model finish reason."""
-    if reason is None:
-        return "end_turn"
-    return FINISH_REASONS.get(reason, FINISH_REASONS.get(reason.lower(), "end_turn"))
-
-
 def stop_reason_from_state(values: Mapping[str, Any] | None) -> StopReason:
     """The stop reason of a finished graph run, from its last AI message."""
     if not values:
@@ -83,7 +51,7 @@ def stop_reason_from_state(values: Mapping[str, Any] | None) -> StopReason:
     if isinstance(messages, list):
         for message in reversed(cast(list[Any], messages)):
             if isinstance(message, AIMessage):
-                return stop_reason_from_finish(finish_reason(message))
+                return stop_reason_for_finish(finish_reason(message))
     return "end_turn"
 
 
@@ -99,19 +67,15 @@ def stop_reason_from_error(error: BaseException) -> StopReason | None:
     return None
 
 
-_ERROR_CODES: tuple[tuple[type[BaseException], int], ...] = (
-    (SessionNotFoundError, -32002),
-    (PromptError, -32602),
-    (ConfigError, -32602),
-    (UserError, -32603),
-)
-
-
 def error_code(error: BaseException) -> int:
-    """The JSON-RPC error code for an exception raised while running a graph."""
-    for kind, code in _ERROR_CODES:
-        if isinstance(error, kind):
-            return code
+    """The JSON-RPC error code for an exception raised while running a graph.
+
+    ACP Kit's own errors map exactly as at the server boundary (`acpkit_core.server.to_request_error`);
+    provider authentication errors are -32000 (auth required); anything else is -32603.
+    """
+    mapped = to_request_error(error) if isinstance(error, Exception) else None
+    if mapped is not None:
+        return mapped.code
     if type(error).__name__ in ("AuthenticationError", "PermissionDeniedError"):
         return -32000
     return -32603

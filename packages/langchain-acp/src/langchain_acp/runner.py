@@ -28,6 +28,7 @@ from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.runner import PermissionDecision, Session, ToolInfo, Turn
 from acpkit_core.server.capabilities import RunnerCapabilities
+from acpkit_core.stop import stop_reason_for_finish
 from acpkit_core.tools import tool_title
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -43,7 +44,7 @@ from ._mcp import McpConnections
 from ._stream import StreamMapper
 from ._tools import ToolCallTracker
 from .callbacks import AcpCallbackHandler
-from .mappers import LangGraphSessionState, stop_reason_from_error, stop_reason_from_finish
+from .mappers import LangGraphSessionState, stop_reason_from_error
 from .render import to_human_message
 
 __all__ = ["EditHook", "Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
@@ -265,7 +266,7 @@ class LangGraphRunner:
                 return reason
             snapshot = await graph.aget_state(config)
             if not snapshot.interrupts:
-                return stop_reason_from_finish(mapper.last_finish_reason)
+                return stop_reason_for_finish(mapper.last_finish_reason)
             messages = cast(Sequence[Any], (snapshot.values or {}).get("messages") or [])
             asks = plan_questions(snapshot.interrupts, messages)
             if asks is None:

@@ -1,4 +1,6 @@
-"""Why a pydantic-ai run stopped, as an ACP stop reason: two lookup tables.
+"""Why a pydantic-ai run stopped, as an ACP stop reason.
+
+Finish reasons go through the core table (`acpkit_core.stop`); exceptions through `ERROR_STOP_REASONS`.
 
 | pydantic-ai | ACP `stopReason` |
 |---|---|
@@ -12,23 +14,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from acp.schema import StopReason
+from acpkit_core.stop import stop_reason_for_finish
 from pydantic_ai.exceptions import ContentFilterError, OutputTokenLimitExceeded, RunCancelled, UsageLimitExceeded
-from pydantic_ai.messages import FinishReason, ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse
 
-__all__ = ["ERROR_STOP_REASONS", "FINISH_STOP_REASONS", "stop_reason_for_error", "stop_reason_for_messages"]
-
-FINISH_STOP_REASONS: Mapping[FinishReason | None, StopReason] = {
-    None: "end_turn",
-    "stop": "end_turn",
-    "tool_call": "end_turn",
-    "error": "end_turn",
-    "length": "max_tokens",
-    "content_filter": "refusal",
-}
-"""Stop reason of a finished run by the `finish_reason` of its last model response."""
+__all__ = ["ERROR_STOP_REASONS", "stop_reason_for_error", "stop_reason_for_messages"]
 
 ERROR_STOP_REASONS: Sequence[tuple[type[BaseException], StopReason]] = (
     (RunCancelled, "cancelled"),
@@ -45,7 +38,7 @@ def stop_reason_for_messages(messages: Sequence[ModelMessage]) -> StopReason:
     """The stop reason of a run that finished, from its last model response."""
     for message in reversed(messages):
         if isinstance(message, ModelResponse):
-            return FINISH_STOP_REASONS[message.finish_reason]
+            return stop_reason_for_finish(message.finish_reason)
     return "end_turn"
 
 

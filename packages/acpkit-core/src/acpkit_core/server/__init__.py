@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._boundary import to_request_error
 from .agent import AcpAgent
 from .capabilities import CapabilityProvider, RunnerCapabilities
 from .commands import CommandSource
@@ -15,4 +16,5 @@ __all__ = [
     "run_stdio",
     "serve_stdio",
     "serve_streams",
+    "to_request_error",
 ]
