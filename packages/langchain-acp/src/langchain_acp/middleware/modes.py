@@ -50,7 +50,7 @@ class AcpModeMiddleware(AgentMiddleware[AcpModeState, Any, Any]):
         self.default_mode = default_mode or modes[0].id
         """The mode when nothing else says."""
         self.requested: dict[str, str] = {}
-        """Modes set with [`set_mode`][langchain_acp.middleware.AcpModeMiddleware.set_mode], by thread id."""
+        """Modes set with `set_mode`, by thread id."""
 
     def set_mode(self, thread_id: str, mode_id: str) -> None:
         """Switch a thread's mode from the next run on (hand-built servers; our server uses `session/set_mode`)."""
