@@ -45,7 +45,7 @@ async def write_file(path: str, content: str) -> str:
 
 
 class ScriptedModel(BaseChatModel):
-    """A stand-in model: plans, reads README.md, writes NOTES.md, then summarises."""
+    """A stand-in model: plans, reads README.md, writes acpkit-notes.md, then summarises."""
 
     @property
     def _llm_type(self) -> str:
@@ -62,7 +62,7 @@ class ScriptedModel(BaseChatModel):
             since += isinstance(message, ToolMessage)
         todos = [
             {"content": "Read README.md", "status": "in_progress"},
-            {"content": "Write NOTES.md", "status": "pending"},
+            {"content": "Write acpkit-notes.md", "status": "pending"},
         ]
 
         def call(name: str, args: str, call_id: str) -> AIMessageChunk:
@@ -84,9 +84,9 @@ class ScriptedModel(BaseChatModel):
             ]
         if since == 2:
             summary = "Notes: the README was read by the example agent."
-            args = _json({"path": "NOTES.md", "content": summary + "\n"})
-            return [AIMessageChunk(content="Writing NOTES.md."), call("write_file", args, f"write-{len(messages)}")]
-        return [AIMessageChunk(content="Done: "), AIMessageChunk(content="I read README.md and wrote NOTES.md.")]
+            args = _json({"path": "acpkit-notes.md", "content": summary + "\n"})
+            return [AIMessageChunk(content="Writing acpkit-notes.md."), call("write_file", args, f"write-{len(messages)}")]
+        return [AIMessageChunk(content="Done: "), AIMessageChunk(content="I read README.md and wrote acpkit-notes.md.")]
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any

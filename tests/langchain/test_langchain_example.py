@@ -20,11 +20,13 @@ async def test_example_plans_reads_asks_and_writes(answer: str) -> None:
         sid = await c.new_session()
         (c.root / "README.md").write_text("# Project\n")
         r = await c.prompt("Write notes about the README.", session_id=sid)
-        notes = c.root / "NOTES.md"
+        notes = c.root / "acpkit-notes.md"
         written = notes.read_text() if notes.exists() else None
     assert init.agent_info is not None and init.agent_info.name == "langgraph-example"
     assert r.stop_reason == "end_turn"
     assert "plan" in r.kinds and r.thoughts
+    plan = next(t for t in r.tool_calls.values() if t.title.startswith("Update plan"))
+    assert "Updated todo list" in str(plan.content) and "Command(" not in str(plan.content)
     read = next(t for t in r.tool_calls.values() if t.kind == "read")
     assert read.status == "completed" and "# Project" in str(read.content)
     (request,) = r.permission_requests
@@ -36,4 +38,4 @@ async def test_example_plans_reads_asks_and_writes(answer: str) -> None:
     else:
         assert write.status == "failed"
         assert written is None
-    assert r.text.endswith("I read README.md and wrote NOTES.md.")
+    assert r.text.endswith("I read README.md and wrote acpkit-notes.md.")

@@ -11,12 +11,13 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from acp.schema import ToolKind
 from acpkit_core.runner import Emitter, ToolCallContent
 from acpkit_core.tools import tool_title
 from langchain_core.messages import ToolMessage
+from langgraph.types import Command
 
 from .content import to_acp_tool_content
 
@@ -45,10 +46,22 @@ def tool_status(message: ToolMessage) -> Literal["completed", "failed"]:
 
 def tool_output_content(output: Any) -> list[ToolCallContent]:
     """A tool's output (a `ToolMessage`, text, content blocks or any value) as ACP tool-call content."""
+    if isinstance(output, Command):
+        output = _command_tool_message(cast(Command[Any], output))
     content = output.content if isinstance(output, ToolMessage) else output
     if content is None or content == "" or content == []:
         return []
     return list(to_acp_tool_content(content))
+
+
+def _command_tool_message(command: Command[Any]) -> ToolMessage | None:
+    """The `ToolMessage` a tool returned inside a `Command` (as `write_todos` does), if any."""
+    update: Any = command.update
+    messages: Any = cast(Mapping[str, Any], update).get("messages") if isinstance(update, Mapping) else None
+    if not isinstance(messages, list):
+        return None
+    found = [m for m in cast(list[Any], messages) if isinstance(m, ToolMessage)]
+    return found[-1] if found else None
 
 
 def parse_args(raw: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
