@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from acpkit_core.config import STANDARD_MODES
+from acpkit_core.errors import HostError
 from acpkit_core.permissions import PermissionPolicy
 from langchain.agents import create_agent
 from langchain.agents.middleware import TodoListMiddleware
@@ -22,7 +23,7 @@ from langchain_acp import AcpModeMiddleware, AcpPermissionMiddleware, client_hos
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.tools import tool
+from langchain_core.tools import ToolException, tool
 
 
 def _absolute(path: str) -> str:
@@ -34,14 +35,24 @@ def _absolute(path: str) -> str:
 @tool
 async def read_file(path: str) -> str:
     """Read a text file (through the editor, so unsaved changes are seen)."""
-    return await client_host().read_text_file(_absolute(path))
+    try:
+        return await client_host().read_text_file(_absolute(path))
+    except HostError as exc:  # the model sees the error and can re-plan; the tool call shows `failed`
+        raise ToolException(str(exc)) from exc
 
 
 @tool
 async def write_file(path: str, content: str) -> str:
     """Write a text file through the editor."""
-    await client_host().write_text_file(_absolute(path), content)
+    try:
+        await client_host().write_text_file(_absolute(path), content)
+    except HostError as exc:
+        raise ToolException(str(exc)) from exc
     return f"wrote {len(content)} characters to {path}"
+
+
+read_file.handle_tool_error = True
+write_file.handle_tool_error = True
 
 
 class ScriptedModel(BaseChatModel):
@@ -85,8 +96,17 @@ class ScriptedModel(BaseChatModel):
         if since == 2:
             summary = "Notes: the README was read by the example agent."
             args = _json({"path": "acpkit-notes.md", "content": summary + "\n"})
-            return [AIMessageChunk(content="Writing acpkit-notes.md."), call("write_file", args, f"write-{len(messages)}")]
-        return [AIMessageChunk(content="Done: "), AIMessageChunk(content="I read README.md and wrote acpkit-notes.md.")]
+            return [
+                AIMessageChunk(content="Writing acpkit-notes.md."),
+                call("write_file", args, f"write-{len(messages)}"),
+            ]
+        turn = messages[
+            len(messages) - next(i for i, m in enumerate(reversed(messages)) if isinstance(m, HumanMessage)) :
+        ]
+        results = {m.name: m.status for m in turn if isinstance(m, ToolMessage)}
+        read = "I read README.md" if results.get("read_file") == "success" else "I could not read README.md"
+        wrote = "wrote acpkit-notes.md" if results.get("write_file") == "success" else "did not write any notes"
+        return [AIMessageChunk(content="Done: "), AIMessageChunk(content=f"{read} and {wrote}.")]
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any

@@ -38,4 +38,16 @@ async def test_example_plans_reads_asks_and_writes(answer: str) -> None:
     else:
         assert write.status == "failed"
         assert written is None
-    assert r.text.endswith("I read README.md and wrote acpkit-notes.md.")
+    expected = "wrote acpkit-notes.md" if answer == "allow_once" else "did not write any notes"
+    assert r.text.endswith(f"I read README.md and {expected}.")
+
+
+async def test_example_reports_a_file_it_cannot_read_as_a_failed_tool_call() -> None:
+    async with AcpTestClient.spawn(sys.executable, str(EXAMPLE), permission_answers=["reject_once"]) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("Write notes about the README.", session_id=sid)
+    assert r.stop_reason == "end_turn"
+    read = next(t for t in r.tool_calls.values() if t.kind == "read")
+    assert read.status == "failed" and "Resource not found" in str(read.content)
+    assert r.text.endswith("I could not read README.md and did not write any notes.")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import acp
-from acp import PROTOCOL_VERSION, text_block
+from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -381,7 +381,12 @@ class AcpTestClient:
     ) -> ReadTextFileResponse:
         """Read a real file (`line` is 1-based)."""
         self.requests.append(("fs/read_text_file", {"path": path, "line": line, "limit": limit}))
-        text = Path(path).read_text(encoding="utf-8")
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RequestError.resource_not_found(path) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
         if line is not None or limit is not None:
             lines = text.splitlines(keepends=True)
             start = max((line or 1) - 1, 0)
