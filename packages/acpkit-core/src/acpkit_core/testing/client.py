@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import acp
-from acp import PROTOCOL_VERSION, RequestError, text_block
+from acp import PROTOCOL_VERSION, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -45,7 +45,6 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionConfigOptionsCapabilities,
     SetSessionConfigOptionResponse,
-    TerminalExitStatus,
     TerminalOutputResponse,
     TextContentBlock,
     ToolCallUpdate,
@@ -55,9 +54,9 @@ from acp.schema import (
 from acp.schema import HttpMcpServer as WireHttpMcpServer
 from acp.schema import SseMcpServer as WireSseMcpServer
 
+from ..local_host import LocalClientHost
 from ..runner import HttpMcpServer, SseMcpServer, StdioMcpServer
 from .results import PromptResult
-from .terminals import Terminals
 
 if TYPE_CHECKING:
     from ..server import AcpAgent
@@ -125,8 +124,8 @@ class AcpTestClient:
         """Every permission request received."""
         self.requests: list[tuple[str, dict[str, Any]]] = []
         """Every agent-to-client request as `(method, params)`, in order."""
-        self.terminals = Terminals()
-        """The terminals the agent created (real subprocesses)."""
+        self.host = LocalClientHost(cwd=self.root, shell=False)
+        """Serves the agent's file and terminal requests from the real disk and real subprocesses."""
         self.conn: ClientSideConnection | None = None
         """The SDK connection (set inside `spawn`/`connect`)."""
         self.process: asyncio.subprocess.Process | None = None
@@ -175,7 +174,7 @@ class AcpTestClient:
                 try:
                     yield client
                 finally:
-                    await client.terminals.close()
+                    await client.host.close()
                     await conn.close()
                 drain.cancel()
         finally:
@@ -203,7 +202,7 @@ class AcpTestClient:
         try:
             yield client
         finally:
-            await client.terminals.close()
+            await client.host.close()
             client_writer.close()
             await conn.close()
             try:
@@ -381,24 +380,12 @@ class AcpTestClient:
     ) -> ReadTextFileResponse:
         """Read a real file (`line` is 1-based)."""
         self.requests.append(("fs/read_text_file", {"path": path, "line": line, "limit": limit}))
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise RequestError.resource_not_found(path) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
-        if line is not None or limit is not None:
-            lines = text.splitlines(keepends=True)
-            start = max((line or 1) - 1, 0)
-            text = "".join(lines[start : start + limit] if limit is not None else lines[start:])
-        return ReadTextFileResponse(content=text)
+        return await self.host.read_text_file(path, line=line, limit=limit)
 
     async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:
         """Write a real file."""
         self.requests.append(("fs/write_text_file", {"path": path, "content": content}))
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(content, encoding="utf-8")
-        return WriteTextFileResponse()
+        return await self.host.write_text_file(path, content)
 
     async def create_terminal(
         self,
@@ -412,40 +399,24 @@ class AcpTestClient:
     ) -> CreateTerminalResponse:
         """Start a real subprocess."""
         self.requests.append(("terminal/create", {"command": command, "args": args, "cwd": cwd}))
-        terminal_id = await self.terminals.create(
-            command,
-            args or [],
-            cwd=cwd or str(self.root),
-            env={e.name: e.value for e in env or []},
-            limit=output_byte_limit,
-        )
-        return CreateTerminalResponse(terminal_id=terminal_id)
+        return await self.host.create_terminal(command, args, cwd=cwd, env=env, output_byte_limit=output_byte_limit)
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
         """Output so far."""
-        t = self.terminals.get(terminal_id)
-        status = t.exit_status()
-        return TerminalOutputResponse(
-            output=t.output(),
-            truncated=t.truncated,
-            exit_status=TerminalExitStatus(exit_code=status[0], signal=status[1]) if status else None,
-        )
+        return await self.host.terminal_output(terminal_id)
 
     async def wait_for_terminal_exit(
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> WaitForTerminalExitResponse:
         """Wait for the process to end."""
-        code, signal = await self.terminals.get(terminal_id).wait()
-        return WaitForTerminalExitResponse(exit_code=code, signal=signal)
+        return await self.host.wait_for_terminal_exit(terminal_id)
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
         """Kill the process."""
         self.requests.append(("terminal/kill", {"terminalId": terminal_id}))
-        self.terminals.get(terminal_id).kill()
-        return KillTerminalResponse()
+        return await self.host.kill_terminal(terminal_id)
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
         """Kill if running and forget the terminal."""
         self.requests.append(("terminal/release", {"terminalId": terminal_id}))
-        await self.terminals.release(terminal_id)
-        return ReleaseTerminalResponse()
+        return await self.host.release_terminal(terminal_id)
