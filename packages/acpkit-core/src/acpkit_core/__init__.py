@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     )
     from .host import ClientHost, CommandResult
     from .ir import Binary, ContextRef, Link, Part, Prompt, Text
+    from .local_host import LocalClientHost
     from .permissions import PermissionPolicy, RememberedPermissions, effective_decision
     from .prompt import context_wrapper, link_label, parse_prompt, prompt_text, resource_description
     from .runner import (
@@ -82,6 +83,7 @@ __all__ = [
     "HostUnavailableError",
     "HttpMcpServer",
     "Link",
+    "LocalClientHost",
     "McpServer",
     "MemoryStore",
     "Mode",
@@ -160,6 +162,7 @@ _HOMES: dict[str, str] = {
         "errors",
     ),
     **dict.fromkeys(["ClientHost", "CommandResult"], "host"),
+    **dict.fromkeys(["LocalClientHost"], "local_host"),
     **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),
     **dict.fromkeys(["PermissionPolicy", "RememberedPermissions", "effective_decision"], "permissions"),
     **dict.fromkeys(["context_wrapper", "link_label", "parse_prompt", "prompt_text", "resource_description"], "prompt"),
