@@ -61,6 +61,7 @@ class ChatView:
         """The session title, as last announced."""
         self._stream: Literal["text", "thought", "user"] | None = None
         self._tools: dict[str, str] = {}
+        self._shown: dict[str, list[Any]] = {}
 
     # --- streams ------------------------------------------------------------------------------
 
@@ -128,7 +129,7 @@ class ChatView:
         self.console.print(line)
         for loc in update.locations or []:
             self.console.print(Text(f"    at {loc.path}{f':{loc.line}' if loc.line else ''}", style="dim"))
-        self._tool_content(update.content or [])
+        self._new_tool_content(update.tool_call_id, update.content or [])
 
     def _tool_update(self, update: ToolCallProgress) -> None:
         title = update.title or self._tools.get(update.tool_call_id, update.tool_call_id)
@@ -143,7 +144,15 @@ class ChatView:
             if update.kind:
                 line.append(f"  [{update.kind}]", style="magenta")
             self.console.print(line)
-        self._tool_content(update.content or [])
+        self._new_tool_content(update.tool_call_id, update.content or [])
+
+    def _new_tool_content(self, tool_call_id: str, content: list[Any]) -> None:
+        """Show the content items not yet shown for this call (a diff is often sent again on completion)."""
+        shown = self._shown.setdefault(tool_call_id, [])
+        fresh = [item for item in content if item not in shown]
+        shown.extend(fresh)
+        if fresh:
+            self._tool_content(fresh)
 
     def _tool_content(self, content: list[Any]) -> None:
         for item in content:
