@@ -199,7 +199,7 @@ async def test_available_commands_and_builtins() -> None:
         assert (await c.prompt("/model smart", session_id=sid)).text == "Model: smart"
         assert "model=smart" in (await c.prompt("status", session_id=sid)).text
         tools = await c.prompt("/tools", session_id=sid)
-        assert tools.text == "Tools:\n- `read_file` (read): Read a file\n- `bash` (other)"
+        assert tools.text == "Tools:\n- `read_file` (read): Read a file\n- `bash` (execute)"  # classified by core
         assert (await c.prompt("/shout hello there", session_id=sid)).text == "HELLO THERE"
         plain = await c.prompt("/unknown stuff", session_id=sid)
         assert plain.text == "echo: /unknown stuff"

@@ -141,13 +141,13 @@ async def test_model_switching_changes_the_model_for_the_session_only() -> None:
 
 async def test_tools_command_lists_the_agent_tools() -> None:
     script = Script([])
-    acp_agent = create_acp_agent(project_agent(script, []), store="memory")
+    acp_agent = create_acp_agent(project_agent(script, []), store="memory", tool_kinds={"run_shell": "other"})
     async with AcpTestClient.connect(acp_agent) as c:
         await c.initialize()
         sid = await c.new_session()
         r = await c.prompt("/tools", session_id=sid)
     assert "`read_file` (read): Read a file." in r.text
-    assert "`run_shell` (execute): Run a shell command." in r.text
+    assert "`run_shell` (other): Run a shell command." in r.text
     assert script.requests == []  # listing tools never calls the model
 
 

@@ -220,8 +220,8 @@ class ToolInfo:
     """Tool name."""
     description: str = ""
     """One-line description."""
-    kind: ToolKind = "other"
-    """ACP tool kind."""
+    kind: ToolKind | None = None
+    """ACP tool kind; `None` lets the server classify the name (with the developer's overrides)."""
 
 
 # --- Protocols ---------------------------------------------------------------------------------

@@ -114,7 +114,6 @@ def create_acp_agent(
         deps_factory=deps_factory,
         report_tool_errors=report_tool_errors,
         connect_mcp_servers=connect_mcp_servers,
-        tool_kinds=tool_kinds,
     )
     options = AgentOptions(
         name=name or (agent.name if agent is not None and agent.name else None) or "pydantic-acp",

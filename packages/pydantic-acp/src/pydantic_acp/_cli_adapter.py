@@ -59,11 +59,11 @@ class PydanticAdapter:
         from .runner import PydanticRunner
 
         if isinstance(obj, AbstractAgent):
-            runner = PydanticRunner(cast("AbstractAgent[Any, Any]", obj), tool_kinds=options.tool_kinds)
+            runner = PydanticRunner(cast("AbstractAgent[Any, Any]", obj))
             if options.name == AgentOptions().name and obj.name:
                 options.name = obj.name
         else:
-            runner = PydanticRunner(agent_factory=obj, tool_kinds=options.tool_kinds)  # pyright: ignore[reportArgumentType]
+            runner = PydanticRunner(agent_factory=obj)  # pyright: ignore[reportArgumentType]
         return AcpAgent(runner, options)
 
     def render(self, prompt: Prompt) -> Any:

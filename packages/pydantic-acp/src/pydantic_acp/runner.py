@@ -17,11 +17,10 @@ import logging
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
-from acp.schema import StopReason, ToolKind
+from acp.schema import StopReason
 from acpkit_core.errors import UserError
 from acpkit_core.runner import Session, ToolInfo, Turn
 from acpkit_core.server.capabilities import RunnerCapabilities
-from acpkit_core.tools import classify_tool
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage
@@ -76,7 +75,6 @@ class PydanticRunner:
         deps_factory: DepsFactory | None = None,
         report_tool_errors: bool = True,
         connect_mcp_servers: bool = True,
-        tool_kinds: Mapping[str, ToolKind] | None = None,
     ) -> None:
         if (agent is None) == (agent_factory is None):
             raise UserError("PydanticRunner: pass exactly one of `agent` or `agent_factory=`")
@@ -90,7 +88,6 @@ class PydanticRunner:
         self._deps_factory = deps_factory
         self._report_tool_errors = report_tool_errors
         self._connect_mcp = connect_mcp_servers
-        self._tool_kinds: dict[str, ToolKind] = dict(tool_kinds or {})
         self._mcp: dict[str, SessionMcp] = {}
 
     async def agent_for(self, session: Session) -> AnyAgent:
@@ -213,8 +210,7 @@ class PydanticRunner:
 
         def capture(messages: list[ModelMessage], info: AgentInfo) -> Any:
             for tool in info.function_tools:
-                kind = classify_tool(tool.name, None, self._tool_kinds)
-                seen.append(ToolInfo(name=tool.name, description=_first_line(tool.description), kind=kind))
+                seen.append(ToolInfo(name=tool.name, description=_first_line(tool.description)))
             raise _ToolsListed
 
         with contextlib.suppress(_ToolsListed):

@@ -84,6 +84,9 @@ class BuiltinCommands:
         if not tools:
             await turn.emit.text("No tools.")
             return "end_turn"
-        lines = [f"- `{t.name}` ({t.kind})" + (f": {t.description}" if t.description else "") for t in tools]
+        lines = [
+            f"- `{t.name}` ({t.kind or turn.classify_tool(t.name)})" + (f": {t.description}" if t.description else "")
+            for t in tools
+        ]
         await turn.emit.text("Tools:\n" + "\n".join(lines))
         return "end_turn"
