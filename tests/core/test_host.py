@@ -8,6 +8,7 @@ the terminal methods; the two talk JSON-RPC over a socket pair.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -163,14 +164,14 @@ class FsTerminalClient:
         proc = self._proc(terminal_id)
         self.killed.append(terminal_id)
         if proc.process.returncode is None:
-            proc.process.kill()
+            _sigkill(proc.process)
         return KillTerminalResponse()
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
         self.requests.append(("terminal/release", {"terminal_id": terminal_id}))
         proc = self._proc(terminal_id)
         if proc.process.returncode is None:
-            proc.process.kill()
+            _sigkill(proc.process)
         await proc.process.wait()
         self.released.append(terminal_id)
         return ReleaseTerminalResponse()
@@ -181,7 +182,7 @@ class FsTerminalClient:
     async def close(self) -> None:
         for proc in self.terminals.values():
             if proc.process.returncode is None:
-                proc.process.kill()
+                _sigkill(proc.process)
                 await proc.process.wait()
             if proc.reader is not None:
                 await proc.reader
@@ -580,3 +581,10 @@ def test_accepted_paths_stay_inside(maze: Path, segments: list[str]) -> None:
     assert sent == os.path.normpath(path)
     resolved = os.path.realpath(sent)
     assert resolved == real_root or resolved.startswith(real_root + os.sep)
+
+
+def _sigkill(process: asyncio.subprocess.Process) -> None:
+    """Kill by pid: `Process.kill()` polls the child first on Python 3.11 and can reap it before
+    asyncio's watcher sees it, which then reports exit code 255 instead of -SIGKILL."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGKILL)
