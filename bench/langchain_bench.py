@@ -3,8 +3,10 @@
     uv run python bench/langchain_bench.py [--tokens 2000]
 
 1. per-token overhead: the same `create_agent` graph streaming N tokens, consumed by its own
-   `astream(stream_mode="messages")`, and served through ACP to an in-process client (the full
-   path: runner, emitter, JSON-RPC framing, the client parsing every update);
+   `astream(stream_mode="messages")`; served through ACP to an in-process client (the full
+   path: runner, emitter, JSON-RPC framing, and the SDK client validating every update in the
+   same process); and served by a separate agent process over real stdio to a raw client that
+   only reads lines (what an editor sees; the client's own parsing is not counted);
 2. cold start: spawning `examples/langgraph_agent.py` until `initialize` answers;
 3. a turn with 100 tool calls (one model response calling a tool 100 times, then an answer).
 """
@@ -28,6 +30,9 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_acp import create_acp_agent  # noqa: E402
 from langchain_core.messages import HumanMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from _stdio_client import prompt_seconds  # noqa: E402
 
 
 @tool
@@ -100,6 +105,22 @@ async def acp_stream(tokens: int, runs: int, coalesce_ms: float = 0.0) -> float:
     return best
 
 
+STREAM_SERVER = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from fake_model import FakeChatModel, Reply
+from langchain.agents import create_agent
+from langchain_acp import run_acp
+N = int(sys.argv[1])
+run_acp(create_agent(FakeChatModel(script=[Reply(text=["tok "] * N)], repeat_last=True), tools=[]), store="memory")
+"""
+
+
+async def over_stdio(tokens: int, runs: int) -> float:
+    """Seconds of one prompt streaming `tokens` chunks from an agent process, read by a raw JSON-RPC client."""
+    return min(await prompt_seconds(STREAM_SERVER, str(tokens), str(ROOT / "tests" / "langchain"), repeat=runs))
+
+
 async def cold_start() -> float:
     start = time.perf_counter()
     async with AcpTestClient.spawn(sys.executable, str(ROOT / "examples" / "langgraph_agent.py")) as c:
@@ -126,12 +147,14 @@ async def main(tokens: int, runs: int) -> None:
     mapped = await mapped_stream(tokens, runs)
     served = await acp_stream(tokens, runs)
     coalesced = await acp_stream(tokens, runs, coalesce_ms=20)
+    stdio = await over_stdio(tokens, runs)
     print(f"per-token, {tokens} tokens (best of {runs}):")
     rows = [
         ("graph.astream(messages)", raw),
         ("runner streaming path, null emitter", mapped),
         ("served over ACP (in-process client)", served),
         ("served over ACP, coalesce_ms=20", coalesced),
+        ("agent process over real stdio", stdio),
     ]
     for label, value in rows:
         print(f"  {label:38} {value * 1000:8.1f} ms  {value / tokens * 1e6:6.1f} us/token  {value / raw:5.2f}x")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
@@ -36,6 +35,9 @@ from acpkit_core.ir import Prompt, Text  # noqa: E402
 from acpkit_core.runner import ClientInfo, Session  # noqa: E402
 from acpkit_core.testing import AcpTestClient  # noqa: E402
 from pydantic_acp import PydanticRunner, create_acp_agent  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _stdio_client import prompt_seconds  # noqa: E402
 
 
 def streaming_agent(tokens: int) -> Agent[None, str]:
@@ -172,50 +174,8 @@ run_acp(Agent(FunctionModel(stream_function=stream, model_name="bench")), store=
 
 
 async def over_stdio(tokens: int, repeat: int) -> float:
-    """Seconds of one prompt streaming `tokens` deltas from an agent process, read by a raw JSON-RPC client.
-
-    The client only splits lines and looks for the response id, so nearly all the time is the
-    agent's: pydantic-ai, the runner, the server and the JSON encoding, as an editor would see it.
-    """
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        STREAM_SERVER,
-        str(tokens),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        limit=2**24,
-    )
-    assert process.stdin is not None and process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-
-    async def call(request_id: int, method: str, params: dict[str, object]) -> dict[str, object]:
-        stdin.write(
-            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n"
-        )
-        await stdin.drain()
-        while True:
-            line = await stdout.readline()
-            if b'"method"' in line[:40]:
-                continue
-            message = json.loads(line)
-            if message.get("id") == request_id:
-                return message
-
-    await call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-    created = await call(1, "session/new", {"cwd": tempfile.gettempdir(), "mcpServers": []})
-    session_id = created["result"]["sessionId"]  # pyright: ignore[reportIndexIssue, reportUnknownVariableType]
-    times: list[float] = []
-    for i in range(repeat + 1):
-        start = time.perf_counter()
-        answer = await call(
-            2 + i, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        assert answer["result"]["stopReason"] == "end_turn"  # pyright: ignore[reportIndexIssue]
-        times.append(time.perf_counter() - start)
-    stdin.close()
-    await process.wait()
-    return statistics.median(times[1:])
+    """Seconds of one prompt streaming `tokens` deltas from an agent process, read by a raw JSON-RPC client."""
+    return statistics.median(await prompt_seconds(STREAM_SERVER, str(tokens), repeat=repeat))
 
 
 COLD = "from pydantic_ai import Agent; from pydantic_acp import run_acp; run_acp(Agent('test'), store='memory')"

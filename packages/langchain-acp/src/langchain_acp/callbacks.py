@@ -19,7 +19,7 @@ from uuid import UUID
 from acp.schema import ToolCallUpdate, ToolKind
 from acpkit_core.permissions import decision_from_response, permission_options
 from acpkit_core.runner import PermissionDecision
-from acpkit_core.server.emitter import TurnEmitter
+from acpkit_core.server.emitter import TurnEmitter, WireUpdate, update_from_json
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
@@ -49,6 +49,9 @@ def binding_for_connection(
     async def send(update: Any) -> None:
         await conn.session_update(session_id=session_id, update=update)
 
+    async def send_wire(update: WireUpdate) -> None:
+        await send(update_from_json(update))
+
     async def ask(
         tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
     ) -> PermissionDecision:
@@ -65,7 +68,7 @@ def binding_for_connection(
         )
         return decision_from_response(response, options)
 
-    emitter = TurnEmitter(send)
+    emitter = TurnEmitter(send_wire)
     tracker = ToolCallTracker(emitter, StaticClassifier(cwd, tool_kinds), cwd=cwd)
     return Binding(emit=emitter, tools=tracker, ask=ask, send=send, loop=_running_loop())
 
@@ -121,6 +124,11 @@ class AcpCallbackHandler(AsyncCallbackHandler):
     def tap_output_iter(self, run_id: UUID, output: Iterator[_T]) -> Iterator[_T]:
         """Pass the output through unchanged."""
         return output
+
+    @property
+    def ignore_llm(self) -> bool:
+        """Skip model events entirely when not streaming tokens (LangChain then never calls us per token)."""
+        return not self.stream_tokens
 
     @property
     def binding(self) -> Binding | None:

@@ -7,10 +7,11 @@ import copy
 import logging
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
+from acp.connection import Connection
 from acp.schema import (
     AgentCapabilities,
     AudioContentBlock,
@@ -55,7 +56,7 @@ from ._prompt import parse_prompt, prompt_title
 from .builtins import BuiltinCommands
 from .capabilities import CapabilityProvider, RunnerCapabilities
 from .commands import available_commands, collect_commands, match_command
-from .emitter import SessionUpdate, TurnEmitter, update_to_json
+from .emitter import SessionUpdate, TurnEmitter, WireUpdate, update_from_json, update_to_json
 from .options import SessionOptions
 from .sessions import LiveSession, WireMcpServer, mcp_servers_from_wire, replay_updates
 from .turn import ServerTurn
@@ -92,6 +93,7 @@ class AcpAgent(BuiltinCommands):
         """What the client advertised in `initialize`."""
         self.conn: Client | None = None
         """The connection to the client, once connected."""
+        self._notify: Callable[[str, Any], Awaitable[None]] | None = None
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
         self._commands = collect_commands(runner, self.options.commands, self)
@@ -102,6 +104,10 @@ class AcpAgent(BuiltinCommands):
     def on_connect(self, conn: Client) -> None:
         """Called by the SDK with the connection to the client."""
         self.conn = conn
+        # The SDK's JSON-RPC connection under it, to send updates already in wire form (one per
+        # token) without rebuilding and re-dumping a notification model; absent, the typed path.
+        raw: object = getattr(conn, "_conn", None)
+        self._notify = raw.send_notification if isinstance(raw, Connection) else None
 
     @property
     def store(self) -> SessionStore:
@@ -127,9 +133,15 @@ class AcpAgent(BuiltinCommands):
         """True when the agent offers models."""
         return bool(self.session_options.models)
 
-    async def _send(self, session_id: str, update: SessionUpdate) -> None:
-        if self.conn is not None:
-            await self.conn.session_update(session_id=session_id, update=update)
+    async def _send(self, session_id: str, update: SessionUpdate | WireUpdate) -> None:
+        if self.conn is None:
+            return
+        if self._notify is not None:
+            wire = update if isinstance(update, dict) else update_to_json(update)
+            await self._notify("session/update", {"sessionId": session_id, "update": wire})
+            return
+        model = update_from_json(update) if isinstance(update, dict) else update
+        await self.conn.session_update(session_id=session_id, update=model)
 
     def _later(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
         """Send updates after the current response (used after `session/new` and `session/fork`)."""
@@ -501,7 +513,7 @@ class AcpAgent(BuiltinCommands):
         await self.store.save(
             session,
             server=live.server,
-            append=[update_to_json(u) for u in emitter.recorded],
+            append=emitter.recorded,
             reset_transcript=live.reset_transcript,
         )
         return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)

@@ -6,7 +6,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from acp.schema import (
     AgentMessageChunk,
@@ -17,7 +17,7 @@ from acp.schema import (
     CurrentModeUpdate,
     PlanEntry,
     SessionInfoUpdate,
-    TextContentBlock,
+    SessionNotification,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
@@ -30,7 +30,7 @@ from acp.schema import (
 
 from ..runner import PlanItem, ToolCallContent, TurnUsage
 
-__all__ = ["Sender", "SessionUpdate", "TurnEmitter", "update_to_json"]
+__all__ = ["Sender", "SessionUpdate", "TurnEmitter", "WireUpdate", "update_from_json", "update_to_json"]
 
 SessionUpdate: TypeAlias = (
     UserMessageChunk
@@ -47,15 +47,25 @@ SessionUpdate: TypeAlias = (
 )
 """The updates the server sends."""
 
-Sender: TypeAlias = Callable[[SessionUpdate], Awaitable[None]]
-"""Sends one update to the client."""
+WireUpdate: TypeAlias = dict[str, Any]
+"""An update as its wire JSON: the `update` object of a `session/update` notification."""
+
+Sender: TypeAlias = Callable[[WireUpdate], Awaitable[None]]
+"""Sends one update (as wire JSON) to the client."""
 
 _TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed"})
+_CHUNK_KINDS: dict[str, str] = {"text": "agent_message_chunk", "thought": "agent_thought_chunk"}
 
 
 def update_to_json(update: SessionUpdate) -> dict[str, Any]:
     """The wire JSON of an update (what the transcript stores)."""
     return update.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def update_from_json(wire: WireUpdate) -> SessionUpdate:
+    """The SDK model of an update's wire JSON (validated; raises `pydantic.ValidationError`)."""
+    note = SessionNotification.model_validate({"sessionId": "-", "update": wire})
+    return cast(SessionUpdate, note.update)
 
 
 def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLocation]:
@@ -65,17 +75,20 @@ def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLoca
 class TurnEmitter:
     """Implements [`Emitter`][acpkit_core.runner.Emitter] for one turn.
 
-    Every update that belongs to the conversation is kept in
+    Every update that belongs to the conversation is kept, as its wire JSON, in
     [`recorded`][acpkit_core.server.emitter.TurnEmitter.recorded] so the server can store it in
     the transcript when the turn ends. With `coalesce_ms > 0`, text and thought deltas that
     arrive within the window are merged into one chunk.
+
+    Text and thought chunks, one per token, are built as wire JSON directly; the other updates
+    are built as the SDK's models (validated) and dumped once, for sending and recording alike.
     """
 
     def __init__(self, send: Sender, *, coalesce_ms: float = 0.0) -> None:
         self._send = send
         self._window = coalesce_ms / 1000.0
-        self.recorded: list[SessionUpdate] = []
-        """Updates of this turn to store in the transcript, in order."""
+        self.recorded: list[WireUpdate] = []
+        """Updates of this turn (wire JSON) to store in the transcript, in order."""
         self.open_tool_calls: dict[str, str] = {}
         """Tool calls started and not yet closed, with their title."""
         self._message_ids: dict[str, str] = {}
@@ -101,17 +114,20 @@ class TurnEmitter:
         return mid
 
     async def _emit(self, update: SessionUpdate, *, record: bool = True) -> None:
+        wire = update_to_json(update)
         if record:
-            self.recorded.append(update)
-        await self._send(update)
+            self.recorded.append(wire)
+        await self._send(wire)
 
     async def _chunk(self, kind: Literal["text", "thought"], delta: str) -> None:
-        block = TextContentBlock(type="text", text=delta)
-        mid = self._message_id(kind)
-        if kind == "text":
-            await self._emit(AgentMessageChunk(session_update="agent_message_chunk", content=block, message_id=mid))
-        else:
-            await self._emit(AgentThoughtChunk(session_update="agent_thought_chunk", content=block, message_id=mid))
+        # What `update_to_json(AgentMessageChunk(...))` gives, without building and dumping models per token.
+        wire: WireUpdate = {
+            "content": {"text": delta, "type": "text"},
+            "messageId": self._message_id(kind),
+            "sessionUpdate": _CHUNK_KINDS[kind],
+        }
+        self.recorded.append(wire)
+        await self._send(wire)
 
     async def text(self, delta: str) -> None:
         """Stream a piece of the answer."""
@@ -159,7 +175,8 @@ class TurnEmitter:
         """Record the user's prompt as `user_message_chunk`s (kept for replay, not sent)."""
         mid = uuid.uuid4().hex
         for block in blocks:
-            self.recorded.append(UserMessageChunk(session_update="user_message_chunk", content=block, message_id=mid))
+            chunk = UserMessageChunk(session_update="user_message_chunk", content=block, message_id=mid)
+            self.recorded.append(update_to_json(chunk))
 
     async def agent_message(self, text: str) -> None:
         """Send a complete agent message of its own (errors, command output)."""
@@ -277,4 +294,4 @@ class TurnEmitter:
     async def send_unrecorded(self, update: SessionUpdate) -> None:
         """Send an update that is not part of the transcript (session info, mode changes)."""
         await self.flush()
-        await self._send(update)
+        await self._send(update_to_json(update))

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp.schema import AcpMcpServer, McpServerStdio, SessionNotification
+from acp.schema import AcpMcpServer, McpServerStdio
 from acp.schema import HttpMcpServer as WireHttpMcpServer
 from acp.schema import SseMcpServer as WireSseMcpServer
 
 from ..permissions import RememberedPermissions
 from ..runner import HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 from ..store.base import JsonDict
-from .emitter import SessionUpdate
+from .emitter import SessionUpdate, update_from_json
 from .turn import ServerTurn
 
 __all__ = ["LiveSession", "WireMcpServer", "compact_transcript", "mcp_servers_from_wire", "replay_updates"]
@@ -109,8 +109,4 @@ def compact_transcript(updates: Sequence[JsonDict]) -> list[JsonDict]:
 
 def replay_updates(session_id: str, updates: Sequence[JsonDict]) -> list[SessionUpdate]:
     """Rebuild the update models of a stored transcript (compacted)."""
-    models: list[SessionUpdate] = []
-    for update in compact_transcript(updates):
-        note = SessionNotification.model_validate({"sessionId": session_id, "update": update})
-        models.append(note.update)  # pyright: ignore[reportArgumentType]
-    return models
+    return [update_from_json(update) for update in compact_transcript(updates)]
