@@ -29,6 +29,7 @@ from .mappers import (
     validate_state,
 )
 from .middleware import (
+    AcpMcpMiddleware,
     AcpModeMiddleware,
     AcpPermissionMiddleware,
     AcpSessionMiddleware,
@@ -42,6 +43,7 @@ from .runner import GraphFactory, LangGraphRunner, SessionContext
 
 __all__ = [
     "AcpCallbackHandler",
+    "AcpMcpMiddleware",
     "AcpModeMiddleware",
     "AcpPermissionMiddleware",
     "AcpSessionMiddleware",

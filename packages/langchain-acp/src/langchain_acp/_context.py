@@ -8,7 +8,7 @@ handler find the same turn and the same tool-call tracker the stream mapper uses
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from acp.schema import ToolKind
 from acpkit_core.runner import Emitter, PermissionDecision, Turn
 from acpkit_core.tools import classify_tool, tool_locations
+from langchain_core.tools import BaseTool
 
 from ._tools import ToolCallTracker
 
@@ -42,6 +43,8 @@ class Binding:
     """Sends a raw `session/update` (for updates the emitter does not cover, e.g. `current_mode_update`)."""
     loop: asyncio.AbstractEventLoop | None = None
     """The event loop the emitter belongs to (callbacks of sync tools run in other threads and loops)."""
+    mcp_tools: Sequence[BaseTool] = ()
+    """Tools of the session's MCP servers (offered to the model by `AcpMcpMiddleware`)."""
 
     async def run(self, work: Callable[[], Awaitable[None]]) -> None:
         """Run `work` on the binding's loop, from whatever loop or thread we are in."""

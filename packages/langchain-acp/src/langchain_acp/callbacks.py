@@ -12,7 +12,7 @@ same tool-call tracker the runner uses.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
@@ -23,6 +23,7 @@ from acpkit_core.server.emitter import TurnEmitter, WireUpdate, update_from_json
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
+from langchain_core.tools import BaseTool
 
 from ._context import Binding, StaticClassifier, current_binding
 from ._stream import message_parts
@@ -42,7 +43,12 @@ class SessionUpdater(Protocol):
 
 
 def binding_for_connection(
-    conn: SessionUpdater, session_id: str, *, cwd: str = ".", tool_kinds: Mapping[str, ToolKind] | None = None
+    conn: SessionUpdater,
+    session_id: str,
+    *,
+    cwd: str = ".",
+    tool_kinds: Mapping[str, ToolKind] | None = None,
+    mcp_tools: Sequence[BaseTool] = (),
 ) -> Binding:
     """A binding that sends updates for `session_id` over an ACP connection."""
 
@@ -70,7 +76,7 @@ def binding_for_connection(
 
     emitter = TurnEmitter(send_wire)
     tracker = ToolCallTracker(emitter, StaticClassifier(cwd, tool_kinds), cwd=cwd)
-    return Binding(emit=emitter, tools=tracker, ask=ask, send=send, loop=_running_loop())
+    return Binding(emit=emitter, tools=tracker, ask=ask, send=send, loop=_running_loop(), mcp_tools=tuple(mcp_tools))
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

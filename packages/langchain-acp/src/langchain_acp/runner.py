@@ -45,6 +45,7 @@ from ._stream import StreamMapper
 from ._tools import ToolCallTracker
 from .callbacks import AcpCallbackHandler
 from .mappers import LangGraphSessionState, stop_reason_from_error
+from .middleware.mcp import MCP_MIDDLEWARE_NAME
 from .render import to_human_message
 
 __all__ = ["EditHook", "Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
@@ -142,17 +143,22 @@ class LangGraphRunner:
         return graph
 
     @property
+    def uses_mcp(self) -> bool:
+        """True when the session's MCP servers reach the graph: a graph factory, or `AcpMcpMiddleware` in it."""
+        return self.graph_factory is not None or (self.graph is not None and has_mcp_middleware(self.graph))
+
+    @property
     def capabilities(self) -> RunnerCapabilities:
-        """Prompt and MCP capabilities for `initialize` (MCP servers are connected only with a graph factory)."""
-        mcp = self.graph_factory is not None
+        """Prompt and MCP capabilities for `initialize` (HTTP and SSE MCP servers only when they are used)."""
+        mcp = self.uses_mcp
         return RunnerCapabilities(image=True, audio=True, embedded_context=True, mcp_http=mcp, mcp_sse=mcp)
 
     # --- session hooks ----------------------------------------------------------------------------
 
     async def open_session(self, session: Session) -> None:
-        """Connect the session's MCP servers (only used with a graph factory)."""
+        """Connect the session's MCP servers (when a graph factory or `AcpMcpMiddleware` uses them)."""
         self._open.add(session.id)
-        if self.graph_factory is None or not session.mcp_servers or session.id in self._mcp:
+        if not self.uses_mcp or not session.mcp_servers or session.id in self._mcp:
             return
         connections = McpConnections(session.mcp_servers)
         await connections.start()
@@ -195,13 +201,19 @@ class LangGraphRunner:
         """Run the graph on the prompt; stream, ask, and return why it stopped."""
         session = turn.session
         self._open.add(session.id)
-        if self.graph_factory is not None and session.mcp_servers and session.id not in self._mcp:
+        if self.uses_mcp and session.mcp_servers and session.id not in self._mcp:
             await self.open_session(session)
         graph = await self.graph_for(session, turn.model_id)
         state = LangGraphSessionState.extract(session.state, session.id)
         tracker = ToolCallTracker(turn.emit, turn, cwd=session.cwd)
+        connections = self._mcp.get(session.id)
         binding = Binding(
-            emit=turn.emit, tools=tracker, turn=turn, ask=turn.request_permission, loop=asyncio.get_running_loop()
+            emit=turn.emit,
+            tools=tracker,
+            turn=turn,
+            ask=turn.request_permission,
+            loop=asyncio.get_running_loop(),
+            mcp_tools=tuple(connections.tools) if connections else (),
         )
         handler = AcpCallbackHandler(binding=binding, stream_tokens=False)
         config: RunnableConfig = {
@@ -291,6 +303,12 @@ class LangGraphRunner:
                 edited = self.edit_tool_call(ask.name, ask.args, decision) if self.edit_tool_call else None
                 decisions[ask.tool_call_id] = to_decision(decision, edited_args=edited, name=ask.name)
             run_input = Command(resume=resume_value(asks, decisions))
+
+
+def has_mcp_middleware(graph: Graph) -> bool:
+    """True when `graph` was built by `create_agent` with an `AcpMcpMiddleware`."""
+    prefix = MCP_MIDDLEWARE_NAME + "."
+    return any(name.startswith(prefix) for name in graph.nodes)
 
 
 def check_graph(graph: object) -> None:

@@ -3,7 +3,8 @@
 - `AcpSessionMiddleware`: session id, thread id and turn count in the state; state snapshots;
 - `AcpToolMiddleware`: `tool_call` / `tool_call_update` around each tool run;
 - `AcpPermissionMiddleware`: asks before gated tool calls; approve, edit, reject with re-plan;
-- `AcpModeMiddleware`: agentic / interactive / readonly / planning tool restrictions.
+- `AcpModeMiddleware`: agentic / interactive / readonly / planning tool restrictions;
+- `AcpMcpMiddleware`: the tools of the session's MCP servers (the editor's `mcpServers`).
 
 Inside a turn run by `LangGraphRunner` they report to that turn; a hand-built server gives them
 a connection and a session id through [`bind_connection`][langchain_acp.middleware.bind_connection].
@@ -12,12 +13,14 @@ a connection and a session id through [`bind_connection`][langchain_acp.middlewa
 from __future__ import annotations
 
 from ._base import bind_connection, client_host, current_acp
+from .mcp import AcpMcpMiddleware
 from .modes import AcpModeMiddleware
 from .permissions import AcpPermissionMiddleware
 from .session import AcpSessionMiddleware, SnapshotMode
 from .tools import AcpToolMiddleware
 
 __all__ = [
+    "AcpMcpMiddleware",
     "AcpModeMiddleware",
     "AcpPermissionMiddleware",
     "AcpSessionMiddleware",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 
 from acp.schema import ToolKind
 from acpkit_core.errors import HostUnavailableError
 from acpkit_core.host import ClientHost
+from langchain_core.tools import BaseTool
 
 from .._context import Binding, current_binding
 from ..callbacks import SessionUpdater, binding_for_connection
@@ -33,7 +34,12 @@ def client_host() -> ClientHost:
 
 @contextmanager
 def bind_connection(
-    conn: SessionUpdater, session_id: str, *, cwd: str = ".", tool_kinds: Mapping[str, ToolKind] | None = None
+    conn: SessionUpdater,
+    session_id: str,
+    *,
+    cwd: str = ".",
+    tool_kinds: Mapping[str, ToolKind] | None = None,
+    mcp_tools: Sequence[BaseTool] = (),
 ) -> Generator[Binding]:
     """Report the middleware (and an `AcpCallbackHandler()` without arguments) to `conn` for `session_id`.
 
@@ -41,8 +47,10 @@ def bind_connection(
     with bind_connection(conn, session_id, cwd=cwd):
         await agent.ainvoke({"messages": [...]}, config)
     ```
+
+    `mcp_tools` are the session's MCP tools, for `AcpMcpMiddleware` to offer.
     """
-    binding = binding_for_connection(conn, session_id, cwd=cwd, tool_kinds=tool_kinds)
+    binding = binding_for_connection(conn, session_id, cwd=cwd, tool_kinds=tool_kinds, mcp_tools=mcp_tools)
     token = current_binding.set(binding)
     try:
         yield binding
