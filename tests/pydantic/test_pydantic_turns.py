@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.schema import ContentToolCallContent, TextContentBlock, UsageUpdate
+from acp.schema import ContentToolCallContent, TextContentBlock, ToolCallProgress, ToolCallStart, UsageUpdate
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call
 from pydantic_acp import create_acp_agent, load_history
 from pydantic_ai import Agent, ModelRetry, ToolFailed
 from pydantic_ai.capabilities import ProcessEventStream
-from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart
-from pydantic_ai.models.function import DeltaThinkingPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ThinkingPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -232,3 +234,47 @@ async def test_the_agents_own_event_handlers_still_run(how: str) -> None:
         r = await c.prompt("hi", session_id=sid)
     assert r.text == "Hello there"
     assert seen.count("PartDeltaEvent") == 1
+
+
+async def test_a_tool_call_is_shown_as_soon_as_its_name_streams(tmp_path: Path) -> None:
+    """The editor sees the call while the model is still writing its arguments, then the arguments."""
+    shown = asyncio.Event()
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        if any(isinstance(p, ToolReturnPart) for m in messages if isinstance(m, ModelRequest) for p in m.parts):
+            yield "Read it."
+            return
+        yield {1: DeltaToolCall(name="read_notes", json_args='{"pa', tool_call_id="r1")}
+        await asyncio.wait_for(shown.wait(), 5)  # the rest of the arguments only after the client saw the call
+        yield {1: DeltaToolCall(json_args='th": "notes.txt"}')}
+
+    agent = Agent(FunctionModel(stream_function=stream, model_name="slow-args"))
+
+    @agent.tool_plain
+    def read_notes(path: str) -> str:
+        return f"contents of {path}"
+
+    async def watch(c: AcpTestClient, sid: str) -> None:
+        while not any(isinstance(u, ToolCallStart) for u in c.updates.get(sid, [])):
+            await asyncio.sleep(0.005)
+        shown.set()
+
+    async with AcpTestClient.connect(create_acp_agent(agent, store="memory")) as c:
+        await c.initialize()
+        sid = await c.new_session(cwd=tmp_path)
+        watcher = asyncio.ensure_future(watch(c, sid))
+        r = await c.prompt("read my notes", session_id=sid)
+        await watcher
+    start, *updates = [u for u in r.updates if isinstance(u, ToolCallStart | ToolCallProgress)]
+    assert isinstance(start, ToolCallStart)
+    assert (start.tool_call_id, start.kind, start.status, start.raw_input) == ("r1", "read", "pending", None)
+    completing = updates[0]
+    assert isinstance(completing, ToolCallProgress) and completing.status is None
+    assert completing.raw_input == {"path": "notes.txt"}
+    assert completing.locations is not None and [loc.path for loc in completing.locations] == [
+        str(tmp_path / "notes.txt")
+    ]
+    tc = r.tool_calls["r1"]
+    assert tc.statuses == ["pending", "in_progress", "completed"]
+    assert texts(tc.content) == ["contents of notes.txt"]
+    assert r.text == "Read it."

@@ -5,6 +5,7 @@ events reach the [`EventProjector`][pydantic_acp.events.EventProjector] through 
 `event_stream_handler` (or `on_event`, when the agent has a handler of its own). The hooks:
 
 - `prepare_tools`: the session mode hides tools ([`filter_tools`][pydantic_acp.modes.filter_tools]);
+  the projector learns the step's function tools, whose calls it shows as soon as they start;
 - `before_tool_execute`: tools the policy or the mode asks about are deferred for approval;
 - `wrap_tool_execute`: the tool call turns `in_progress` when it really starts; an edit tool's call
   gets a diff of its file (read before, and from disk after, the tool ran);
@@ -58,7 +59,9 @@ class AcpBridge(AbstractCapability[Any]):
         return None
 
     async def prepare_tools(self, ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
-        return filter_tools(self.turn, tool_defs, keep=self.keep_tools)
+        kept = filter_tools(self.turn, tool_defs, keep=self.keep_tools)
+        self.projector.function_tools = frozenset(t.name for t in kept)
+        return kept
 
     async def before_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: ValidatedToolArgs

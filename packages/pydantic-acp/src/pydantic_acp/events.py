@@ -7,7 +7,8 @@ event of the run (model response parts, tool calls and their results) and calls 
 |---|---|
 | `TextPart` start / `TextPartDelta` | `agent_message_chunk` |
 | `ThinkingPart` start / `ThinkingPartDelta` | `agent_thought_chunk` |
-| `FunctionToolCallEvent` | `tool_call` (pending, kind, title, raw input, locations) |
+| `ToolCallPart` start (a function tool, name known) | `tool_call` (pending, kind and title from what is known) |
+| `FunctionToolCallEvent` | `tool_call` (pending, kind, title, raw input, locations) or the completing update |
 | tool starts running | `tool_call_update` `in_progress` |
 | `FunctionToolResultEvent` | `tool_call_update` `completed` / `failed` with the output as content |
 
@@ -36,6 +37,7 @@ from pydantic_ai.messages import (
     TextPartDelta,
     ThinkingPart,
     ThinkingPartDelta,
+    ToolCallPart,
     ToolReturnPart,
 )
 
@@ -73,6 +75,8 @@ class ToolCallState:
     """Content a tool attached while running (a diff, a terminal), sent again with the result."""
     hidden: bool = False
     """Projected elsewhere (the plan tool), not shown as a tool call."""
+    partial: bool = False
+    """Announced while the model was still streaming its arguments."""
 
 
 def tool_output_text(part: ToolReturnPart) -> str:
@@ -96,6 +100,8 @@ class EventProjector:
         self._in_message = False
         self.tool_calls: dict[str, ToolCallState] = {}
         """Tool calls seen this turn, by id."""
+        self.function_tools: frozenset[str] = frozenset()
+        """The run's function tools (set per step by the bridge): calls of these are shown as they start."""
 
     def end_message(self) -> None:
         """The current model response is over: the next text starts a new ACP message."""
@@ -117,6 +123,10 @@ class EventProjector:
                     await self._text(part.content)
             elif isinstance(part, ThinkingPart) and part.content:
                 await self._thought(part.content)
+            elif isinstance(part, ToolCallPart) and part.tool_name in self.function_tools:
+                # Shown while the model still streams the arguments (output tools are not tool calls).
+                self._in_message = False
+                await self.announce(part, partial=True)
         elif isinstance(event, FunctionToolCallEvent):
             self._in_message = False
             await self.announce(event.part)
@@ -140,12 +150,14 @@ class EventProjector:
             self._emit.new_message()
         await self._emit.thought(delta)
 
-    async def announce(self, part: BaseToolCallPart[Any]) -> ToolCallState:
-        """Send `tool_call` (pending) for a complete tool-call part, once per id."""
+    async def announce(self, part: BaseToolCallPart[Any], *, partial: bool = False) -> ToolCallState:
+        """Send `tool_call` (pending) once per id; a call first shown `partial` is completed by an update."""
         known = self.tool_calls.get(part.tool_call_id)
         if known is not None:
+            if known.partial and not partial:
+                await self._complete(known, part)
             return known
-        args = part.args_as_dict()
+        args = _args_so_far(part) if partial else part.args_as_dict()
         kind = self._turn.classify_tool(part.tool_name, args)
         state = ToolCallState(
             tool_call_id=part.tool_call_id,
@@ -154,6 +166,7 @@ class EventProjector:
             kind=kind,
             title=tool_title(part.tool_name, args, kind=kind, cwd=self._turn.session.cwd),
             hidden=part.tool_name in self._hidden_tools,
+            partial=partial,
         )
         self.tool_calls[part.tool_call_id] = state
         if not state.hidden:
@@ -162,10 +175,30 @@ class EventProjector:
                 title=state.title,
                 kind=kind,
                 status="pending",
-                raw_input=args,
+                raw_input=args if args or not partial else None,
                 locations=self._turn.tool_locations(args),
             )
         return state
+
+    async def _complete(self, state: ToolCallState, part: BaseToolCallPart[Any]) -> None:
+        """The arguments are complete: send what they change (title, kind, raw input, locations)."""
+        state.partial = False
+        args = part.args_as_dict()
+        if args == state.args:
+            return
+        state.args = args
+        state.kind = self._turn.classify_tool(part.tool_name, args)
+        state.title = tool_title(part.tool_name, args, kind=state.kind, cwd=self._turn.session.cwd)
+        if state.hidden:
+            return
+        locations = self._turn.tool_locations(state.args)
+        await self._emit.tool_call_update(
+            state.tool_call_id,
+            title=state.title,
+            kind=state.kind,
+            raw_input=state.args,
+            locations=locations or None,
+        )
 
     async def started(self, part: BaseToolCallPart[Any]) -> ToolCallState | None:
         """The tool is about to run: `in_progress`. Returns its state (`None` for a hidden tool)."""
@@ -208,6 +241,14 @@ class EventProjector:
             await self._emit.tool_call_update(
                 state.tool_call_id, status="failed", content=[*state.extra_content, tool_content(text_block(message))]
             )
+
+
+def _args_so_far(part: BaseToolCallPart[Any]) -> dict[str, Any]:
+    """The arguments if what has streamed so far is already a complete JSON object, else `{}`."""
+    try:
+        return part.args_as_dict(raise_if_invalid=True)
+    except (ValueError, AssertionError):
+        return {}
 
 
 def _is_json(value: Any) -> bool:
