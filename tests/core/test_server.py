@@ -54,6 +54,7 @@ async def test_initialize_advertises_exactly_what_works() -> None:
         "list": {},
         "resume": {},
         "close": {},
+        "delete": {},
         "fork": {},
         "additionalDirectories": {},
     }

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import RequestError
 from acp.schema import AgentMessageChunk, ToolCallStart, UserMessageChunk
 from acpkit_core.testing import AcpTestClient
 
@@ -58,11 +59,11 @@ async def test_wire_methods_and_codes(tmp_path: Path) -> None:
     raw = await start_raw("--modes")
     init = await raw.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
     caps = init["result"]["agentCapabilities"]
-    assert set(caps["sessionCapabilities"]) == {"list", "resume", "close", "fork", "additionalDirectories"}
+    assert set(caps["sessionCapabilities"]) == {"list", "resume", "close", "delete", "fork", "additionalDirectories"}
     new = await raw.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
     sid = new["result"]["sessionId"]
     assert new["result"]["modes"]["currentModeId"] == "agentic"
-    for method in ("session/delete", "authenticate", "session/set_model", "_acpkit/nothing", "logout"):
+    for method in ("authenticate", "session/set_model", "_acpkit/nothing", "logout"):
         reply = await raw.request(method, {"sessionId": sid, "methodId": "x", "modelId": "m"})
         assert reply["error"]["code"] == -32601, method
     assert "result" in await raw.request("session/resume", {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []})
@@ -70,6 +71,14 @@ async def test_wire_methods_and_codes(tmp_path: Path) -> None:
     listed = await raw.request("session/list", {})
     assert {s["sessionId"] for s in listed["result"]["sessions"]} == {sid, fork["result"]["sessionId"]}
     assert await raw.request("session/close", {"sessionId": sid}) == {"jsonrpc": "2.0", "id": raw.next_id, "result": {}}
+    deleted = await raw.request("session/delete", {"sessionId": fork["result"]["sessionId"]})
+    assert deleted == {"jsonrpc": "2.0", "id": raw.next_id, "result": {}}
+    listed = await raw.request("session/list", {})
+    assert {s["sessionId"] for s in listed["result"]["sessions"]} == {sid}
+    gone = await raw.request("session/delete", {"sessionId": fork["result"]["sessionId"]})
+    assert gone["error"]["code"] == -32002 and fork["result"]["sessionId"] in gone["error"]["message"]
+    no_id = await raw.request("session/delete", {})
+    assert no_id["error"]["code"] == -32602
     missing = await raw.request("session/prompt", {"sessionId": "ghost", "prompt": [{"type": "text", "text": "x"}]})
     assert missing["error"]["code"] == -32002 and "ghost" in missing["error"]["message"]
     bad = await raw.request(
@@ -110,6 +119,13 @@ async def test_load_and_resume_after_kill_and_restart() -> None:
         assert [u.session_update for u in c.updates[sid]] == ["available_commands_update"]
         r = await c.prompt("history", session_id=sid)
         assert r.text.endswith("| say second | history")
+        await c.delete_session(sid)
+    async with AcpTestClient.spawn(sys.executable, AGENT) as c:
+        await c.initialize()
+        with pytest.raises(RequestError) as missing:
+            await c.load_session(sid)
+        assert missing.value.code == -32002
+        assert (await c.list_sessions()).sessions == []
 
 
 async def test_disconnect_mid_turn_exits_cleanly_and_writes_nothing_half() -> None:

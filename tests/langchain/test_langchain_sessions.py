@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -135,3 +137,27 @@ async def test_static_graph_does_not_advertise_mcp_http() -> None:
         init = await c.initialize()
     mcp = init.agent_capabilities.mcp_capabilities if init.agent_capabilities else None
     assert mcp is None or not (mcp.http or mcp.sse)
+
+
+async def test_deleting_a_session_deletes_its_checkpoints(tmp_path: Path) -> None:
+    store = str(tmp_path / "sessions.sqlite3")
+
+    def rows(thread_id: str) -> int:
+        with contextlib.closing(sqlite3.connect(tmp_path / CHECKPOINT_FILE)) as db:
+            return int(db.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (thread_id,)).fetchone()[0])
+
+    async with AcpTestClient.connect(create_acp_agent(memory_graph(), store=store)) as c:
+        await c.initialize()
+        keep = await c.new_session()
+        drop = await c.new_session()
+        for sid in (keep, drop):
+            await c.prompt("one", session_id=sid)
+            await c.prompt("two", session_id=sid)
+        assert rows(drop) > 0 and rows(keep) > 0
+        await c.delete_session(drop)
+        assert rows(drop) == 0 and rows(keep) > 0
+        r = await c.prompt("three", session_id=keep)
+    assert r.text == "turn 3: one | two | three"
+    async with AcpTestClient.connect(create_acp_agent(memory_graph(), store=store)) as c:
+        await c.initialize()
+        assert [s.session_id for s in (await c.list_sessions()).sessions] == [keep]

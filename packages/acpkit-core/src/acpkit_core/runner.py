@@ -8,8 +8,9 @@ specific (sessions, transcript and replay, modes, config options, commands, the 
 invariants) is done by the server, once, for every runner.
 
 Optional hooks ([`SessionHooks`][acpkit_core.runner.SessionHooks],
+[`SessionDeleter`][acpkit_core.runner.SessionDeleter],
 [`ToolLister`][acpkit_core.runner.ToolLister]) let a runner start per-session resources (MCP
-connections) and list its tools for `/tools`.
+connections), forget a deleted session's data, and list its tools for `/tools`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "PlanItem",
     "Runner",
     "Session",
+    "SessionDeleter",
     "SessionHooks",
     "SseMcpServer",
     "StdioMcpServer",
@@ -387,6 +389,15 @@ class SessionHooks(Protocol):
 
     async def close_session(self, session: Session) -> None:
         """Called when a session is closed or the connection ends."""
+        ...
+
+
+@runtime_checkable
+class SessionDeleter(Protocol):
+    """Optional: forget what the runner keeps about a session outside `session.state` (checkpoints, files)."""
+
+    async def delete_session(self, session: Session) -> None:
+        """Called by `session/delete` after the session is closed, before the store forgets it."""
         ...
 
 

@@ -176,6 +176,19 @@ class LangGraphRunner:
             self._graphs.clear()
             await self.embedded.aclose()
 
+    async def delete_session(self, session: Session) -> None:
+        """Delete the session's LangGraph thread from the checkpointer its graph runs with."""
+        graph = await self.graph_for(session)
+        saver: object = graph.checkpointer  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(saver, BaseCheckpointSaver):
+            thread_id = LangGraphSessionState.extract(session.state, session.id).thread_id
+            await cast(BaseCheckpointSaver[Any], saver).adelete_thread(thread_id)
+        for key in [k for k in self._graphs if k[0] == session.id]:
+            del self._graphs[key]
+        if not self._open:  # no session of this process is open: release the embedded saver again
+            self._graphs.clear()
+            await self.embedded.aclose()
+
     async def aclose(self) -> None:
         """Close every session's resources and the embedded checkpointer."""
         for connections in list(self._mcp.values()):

@@ -12,6 +12,8 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.connection import Connection
+from acp.meta import AGENT_METHODS
+from acp.router import MessageRouter
 from acp.schema import (
     AgentCapabilities,
     AudioContentBlock,
@@ -20,6 +22,8 @@ from acp.schema import (
     CloseSessionResponse,
     ConfigOptionUpdate,
     CurrentModeUpdate,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
     EmbeddedResourceContentBlock,
     ForkSessionResponse,
     ImageContentBlock,
@@ -36,6 +40,7 @@ from acp.schema import (
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionForkCapabilities,
     SessionInfo,
     SessionInfoUpdate,
@@ -45,10 +50,11 @@ from acp.schema import (
     SetSessionModeResponse,
     TextContentBlock,
 )
+from acp.utils import normalize_result
 
 from ..config import AgentOptions
 from ..errors import SessionBusyError
-from ..runner import ClientInfo, Runner, Session, SessionHooks, StopReason
+from ..runner import ClientInfo, Runner, Session, SessionDeleter, SessionHooks, StopReason
 from ..store import SessionStore, open_store
 from ..store.base import now_iso
 from ._boundary import boundary
@@ -94,6 +100,7 @@ class AcpAgent(BuiltinCommands):
         self.conn: Client | None = None
         """The connection to the client, once connected."""
         self._notify: Callable[[str, Any], Awaitable[None]] | None = None
+        self._serves_delete = False
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
         self._commands = collect_commands(runner, self.options.commands, self)
@@ -108,6 +115,13 @@ class AcpAgent(BuiltinCommands):
         # token) without rebuilding and re-dumping a notification model; absent, the typed path.
         raw: object = getattr(conn, "_conn", None)
         self._notify = raw.send_notification if isinstance(raw, Connection) else None
+        # The SDK does not route `session/delete`: add the route to its router when we can reach it
+        # (and advertise `sessionCapabilities.delete` only then).
+        router: object = getattr(raw, "_handler", None)
+        if isinstance(router, MessageRouter):
+            method = AGENT_METHODS["session_delete"]
+            router.route_request(method, DeleteSessionRequest, self, "delete_session", adapt_result=normalize_result)
+            self._serves_delete = True
 
     @property
     def store(self) -> SessionStore:
@@ -219,6 +233,7 @@ class AcpAgent(BuiltinCommands):
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
+                    delete=SessionDeleteCapabilities() if self._serves_delete else None,
                     fork=SessionForkCapabilities(),
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
@@ -389,6 +404,28 @@ class AcpAgent(BuiltinCommands):
             await live.idle.wait()
         await self._close_hook(live.session)
         return CloseSessionResponse()
+
+    @boundary
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Cancel the running turn, close the session, and delete everything kept about it.
+
+        The runner forgets its own data first ([`SessionDeleter`][acpkit_core.runner.SessionDeleter]:
+        checkpoints), then the store drops the session, its state and its transcript. Unknown ids
+        answer -32002.
+        """
+        live = self._live.pop(session_id, None)
+        if live is None:
+            session = (await self.store.get(session_id)).session
+        else:
+            if live.turn is not None:
+                live.turn.cancel()
+                await live.idle.wait()
+            await self._close_hook(live.session)
+            session = live.session
+        if isinstance(self.runner, SessionDeleter):
+            await self.runner.delete_session(session)
+        await self.store.delete(session_id)
+        return DeleteSessionResponse()
 
     async def shutdown(self) -> None:
         """Close every open session (hooks) and the store; called when the connection ends."""

@@ -326,6 +326,11 @@ class AcpTestClient:
         """`session/close`."""
         await self.c.close_session(session_id=session_id)
 
+    async def delete_session(self, session_id: str) -> None:
+        """`session/delete` (the SDK's client has no method for it: sent as a raw request)."""
+        raw = self.c._conn  # pyright: ignore[reportPrivateUsage]
+        await raw.send_request("session/delete", {"sessionId": session_id})
+
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         """`session/set_mode`."""
         await self.c.set_session_mode(session_id=session_id, mode_id=mode_id)
