@@ -8,7 +8,8 @@
   answered with a single decision.
 
 Both are asked with the tool call's own id (for the batched shape, found by matching the
-requests against the last AI message's tool calls), and answered keyed by interrupt id.
+requests against the last AI message's tool calls, then against the calls already shown that never
+started: a subagent's gated call is not in the parent's messages), and answered keyed by interrupt id.
 """
 
 from __future__ import annotations
@@ -48,12 +49,29 @@ def is_hitl(value: Any) -> bool:
     return value.get("type") == "tool_approval" or isinstance(value.get("action_requests"), list)
 
 
-def plan_questions(interrupts: Sequence[Interrupt], messages: Sequence[Any]) -> list[Ask] | None:
-    """The questions to ask for these interrupts, or `None` when one of them is not a HITL interrupt."""
+def plan_questions(
+    interrupts: Sequence[Interrupt],
+    messages: Sequence[Any],
+    pending_calls: Sequence[tuple[str, str, Mapping[str, Any]]] = (),
+) -> list[Ask] | None:
+    """The questions to ask for these interrupts, or `None` when one of them is not a HITL interrupt.
+
+    `pending_calls` are `(id, name, args)` of the turn's tool calls shown but not started (see
+    `ToolCallTracker.pending_calls`): a batched request is matched against them after the last AI
+    message's calls, so a subagent's gated call is asked with its own id.
+    """
     asks: list[Ask] = []
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-    open_calls = [c for c in (last_ai.tool_calls if last_ai else []) if c["id"] and c["id"] not in answered]
+    open_calls: list[dict[str, Any]] = [
+        {"id": c["id"], "name": c["name"], "args": c["args"]}
+        for c in (last_ai.tool_calls if last_ai else [])
+        if c["id"] and c["id"] not in answered
+    ]
+    in_messages = {c["id"] for c in open_calls}
+    open_calls += [
+        {"id": i, "name": n, "args": dict(a)} for i, n, a in pending_calls if i not in in_messages and i not in answered
+    ]
     used: set[str] = set()
     for intr in interrupts:
         value = intr.value

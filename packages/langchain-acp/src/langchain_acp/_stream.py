@@ -10,7 +10,8 @@ hands every item to [`StreamMapper.feed`][langchain_acp._stream.StreamMapper.fee
   -> `plan`; `__interrupt__` is left to the runner (it reads the interrupts from the state).
 
 Chunks from a subgraph (a DeepAgents subagent) are shown as thoughts, and their tool calls carry
-`_meta.acpkit.subagent` with the subgraph's namespace.
+`_meta.acpkit.subagent` with the subgraph's namespace; a subgraph's `todos` are not the session's
+plan (only the top-level graph's are sent as `plan`).
 """
 
 from __future__ import annotations
@@ -177,7 +178,9 @@ class StreamMapper:
                         await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
             elif isinstance(message, ToolMessage) and message.tool_call_id:
                 await self.tools.finish(message.tool_call_id, message, name=message.name)
-        todos = _todos_in(update)
+        # The plan is the session's: a subagent's own todo list (its `write_todos` in a subgraph)
+        # stays in its tool call and does not replace the main agent's plan on the client.
+        todos = None if namespace else _todos_in(update)
         if todos is not None:
             plan = tuple(todos_to_plan(todos))
             if plan != self.last_plan:

@@ -109,6 +109,10 @@ class ToolCallTracker:
         """Ids of calls that started but did not finish."""
         return [i for i, c in self.calls.items() if _ORDER[c.phase] < 2]
 
+    def pending_calls(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """`(id, name, args)` of the calls shown but not started (for example waiting for an approval)."""
+        return [(i, c.name, dict(c.args or {})) for i, c in self.calls.items() if c.phase == "pending"]
+
     async def announce(
         self,
         tool_call_id: str,
@@ -182,10 +186,13 @@ class ToolCallTracker:
                 call = self.calls[tool_call_id]
             if _ORDER[call.phase] >= 2:
                 return
-            if isinstance(output, ToolMessage):
-                failed = failed or tool_status(output) == "failed"
+            # A tool that returns a `Command` (`write_todos`, DeepAgents' `task`) reports the
+            # `ToolMessage` inside it: its status and content, not the repr of the state update.
+            message = _command_tool_message(cast(Command[Any], output)) if isinstance(output, Command) else output
+            if isinstance(message, ToolMessage):
+                failed = failed or tool_status(message) == "failed"
             call.phase = "failed" if failed else "completed"
-            raw = output.content if isinstance(output, ToolMessage) else output
+            raw = message.content if isinstance(message, ToolMessage) else message
             await self.emit.tool_call_update(
                 tool_call_id,
                 status=call.phase,

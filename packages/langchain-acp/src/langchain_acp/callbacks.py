@@ -24,6 +24,7 @@ from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
 
 from ._context import Binding, StaticClassifier, current_binding
 from ._stream import message_parts
@@ -219,9 +220,10 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        """A tool raised: `failed` with the error message."""
+        """A tool raised: `failed` with the error message (a graph interrupt is a pause, not a failure)."""
         binding = self.binding
         found = self._tool_ids.pop(run_id, None)
-        if binding is None or found is None:
+        if binding is None or found is None or isinstance(error, GraphBubbleUp):
+            # An interrupt inside the tool (a subagent's approval) pauses it; it runs again on resume.
             return
         await binding.run(lambda: binding.tools.finish(found[0], f"Error: {error}", failed=True, name=found[1]))

@@ -293,7 +293,7 @@ class LangGraphRunner:
             if not snapshot.interrupts:
                 return stop_reason_for_finish(mapper.last_finish_reason)
             messages = cast(Sequence[Any], (snapshot.values or {}).get("messages") or [])
-            asks = plan_questions(snapshot.interrupts, messages)
+            asks = plan_questions(snapshot.interrupts, messages, tracker.pending_calls())
             if asks is None:
                 turn.emit.new_message()
                 values = "; ".join(repr(i.value) for i in snapshot.interrupts)
