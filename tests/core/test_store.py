@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import sqlite3
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acpkit_core.errors import SessionNotFoundError
@@ -151,6 +154,92 @@ async def test_sqlite_wal_and_rollback(tmp_path: Path) -> None:
     assert "turn" not in got.session.state
     assert await store.transcript("a") == []
     await store.close()
+
+
+def _workers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("acpkit-sqlite")}
+
+
+async def test_sqlite_lock_held_elsewhere_does_not_block_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path, timeout=3.0)
+    s = _session("a")
+    await store.create(s)
+    other = sqlite3.connect(path, isolation_level=None)  # another agent process's connection
+    other.execute("BEGIN IMMEDIATE")  # ... holding the write lock
+    try:
+        save = asyncio.create_task(store.save(s, append=[{"n": 1}]))
+        later_read = asyncio.create_task(store.transcript("a"))  # queued behind the save
+        loop = asyncio.get_running_loop()
+        ticks = 0
+        deadline = loop.time() + 0.5
+        while loop.time() < deadline:
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks >= 10  # the loop kept running (a blocked loop gets one or two)
+        assert not save.done() and not later_read.done()  # the save is waiting for the lock
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    await asyncio.wait_for(save, 2.0)
+    assert await asyncio.wait_for(later_read, 2.0) == [{"n": 1}]  # calls run in the order made
+    assert await store.transcript("a") == [{"n": 1}]
+    await store.close()
+
+
+async def test_sqlite_runs_on_its_worker_and_close_stops_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    statement_threads: set[str] = set()
+    connect = sqlite3.connect
+
+    def traced_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = connect(*args, **kwargs)
+        db.set_trace_callback(lambda _sql: statement_threads.add(threading.current_thread().name))
+        statement_threads.add(threading.current_thread().name)
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", traced_connect)
+    path = tmp_path / "s.sqlite3"
+    before = _workers()
+    store = SqliteStore(path)
+    ours = _workers() - before
+    assert len(ours) == 1
+    await store.create(_session("a"), transcript=[{"n": 0}])
+    await store.save(_session("a"), append=[{"n": 1}])
+    assert (await store.get("a")).session.id == "a"
+    assert await store.transcript("a") == [{"n": 0}, {"n": 1}]
+    assert len((await store.list()).sessions) == 1
+    assert statement_threads == {t.name for t in ours}  # never the loop's thread
+    assert path.with_name("s.sqlite3-wal").exists()
+
+    await store.close()
+    assert not ours & set(threading.enumerate())  # the worker thread is gone
+    assert not path.with_name("s.sqlite3-wal").exists()  # the last connection closed (WAL checkpointed)
+    await store.close()  # closing twice is harmless
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: store.get("a"),
+        lambda: store.transcript("a"),
+        lambda: store.list(),
+        lambda: store.save(_session("a")),
+        lambda: store.create(_session("b")),
+        lambda: store.delete("a"),
+    ]
+    for call in calls:
+        with pytest.raises(sqlite3.ProgrammingError, match=r"session store .* is closed"):
+            await call()
+    assert store.path == path.resolve()
+    monkeypatch.undo()
+    reopened = SqliteStore(path)
+    assert await reopened.transcript("a") == [{"n": 0}, {"n": 1}]
+    await reopened.close()
+
+
+async def test_sqlite_unusable_file_raises_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    path.write_bytes(b"not a database, " * 100)
+    before = _workers()
+    with pytest.raises(sqlite3.DatabaseError, match="not a database"):
+        SqliteStore(path)
+    assert _workers() <= before  # no worker left behind
 
 
 def _writer(path: str, prefix: str, n: int) -> None:
