@@ -78,6 +78,14 @@ async def test_transcript_append_and_reset(store: SessionStore) -> None:
     assert (await store.get("a")).session.state["x"] == 1
 
 
+async def test_transcript_text_comes_back_exactly(store: SessionStore) -> None:
+    s = _session("a")
+    odd = [{"text": 'naïve ☃ 𝄞 \n\t "q" \\'}, {"text": "a\ud800b"}, {"n": [1.5, None, True, {"k": "v"}]}]
+    await store.create(s, transcript=odd[:1])
+    await store.save(s, append=odd[1:])
+    assert await store.transcript("a") == odd
+
+
 async def test_list_filter_order_and_paging(store: SessionStore) -> None:
     for i in range(7):
         await store.create(_session(f"s{i}", cwd="/a" if i % 2 else "/b", updated=f"2026-01-01T00:00:0{i}.000000Z"))

@@ -15,6 +15,7 @@ from .base import (
     SessionPage,
     StoredSession,
     decode_cursor,
+    dumps_updates,
     encode_cursor,
     session_from_json,
     session_to_json,
@@ -40,7 +41,7 @@ class MemoryStore:
     ) -> None:
         """Store a new session."""
         self._sessions[session.id] = (json.dumps(session_to_json(session)), json.dumps(server or {}))
-        self._transcripts[session.id] = [json.dumps(u) for u in transcript]
+        self._transcripts[session.id] = [dumps_updates(u) for u in transcript]
 
     async def get(self, session_id: str) -> StoredSession:
         """Read a session."""
@@ -58,7 +59,7 @@ class MemoryStore:
         reset_transcript: bool = False,
     ) -> None:
         """Write the session and append to its transcript."""
-        encoded = [json.dumps(u) for u in append]  # encode first: a failure leaves nothing half-written
+        encoded = [dumps_updates(u) for u in append]  # encode first: a failure leaves nothing half-written
         previous = self._sessions.get(session.id)
         server_json = json.dumps(server) if server is not None else (previous[1] if previous else "{}")
         self._sessions[session.id] = (json.dumps(session_to_json(session)), server_json)

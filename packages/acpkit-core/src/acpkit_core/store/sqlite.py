@@ -19,6 +19,7 @@ from .base import (
     SessionPage,
     StoredSession,
     decode_cursor,
+    dumps_updates,
     encode_cursor,
     session_from_json,
     session_to_json,
@@ -140,7 +141,7 @@ class SqliteStore:
         """Store a new session (with the transcript a fork starts from)."""
         # Serialized here, not on the worker: what is written is the session as it is now.
         data = json.dumps(session_to_json(session))
-        lines = json.dumps(list(transcript)) if transcript else None
+        lines = dumps_updates(transcript) if transcript else None
         row = (session.id, session.cwd, session.updated_at, data, json.dumps(server or {}))
         await self._call(_create, row, lines)
 
@@ -158,7 +159,7 @@ class SqliteStore:
     ) -> None:
         """Write the session and append one batch to its transcript, atomically."""
         data = json.dumps(session_to_json(session))
-        batch = json.dumps(list(append)) if append else None
+        batch = dumps_updates(append) if append else None
         server_json = json.dumps(server) if server is not None else None
         await self._call(
             _save, (session.id, session.cwd, session.updated_at, data), server_json, batch, reset_transcript
