@@ -177,6 +177,7 @@ async def test_task_runs_a_subagent_whose_calls_are_marked_and_whose_text_is_tho
     for call_id in ("s1", "s2"):
         meta = first[call_id].field_meta
         assert meta is not None and meta["acpkit"]["subagent"].startswith("tools:")
+        assert meta["acpkit"]["agent"] == "researcher"  # the subagent's name, for the editor to show
         assert r.tool_calls[call_id].statuses == ["pending", "in_progress", "completed"]
     assert (r.tool_calls["s1"].kind, r.tool_calls["s1"].title, text_of(r.tool_calls["s1"])) == (
         "search",

@@ -124,15 +124,18 @@ class StreamMapper:
     async def feed(self, namespace: tuple[str, ...], mode: str, data: Any) -> None:
         """Handle one `astream` item."""
         if mode == "messages":
-            message, _metadata = data
-            await self._message(namespace, message)
+            message, metadata = data
+            name: object = (
+                cast(Mapping[str, Any], metadata).get("lc_agent_name") if isinstance(metadata, Mapping) else None
+            )
+            await self._message(namespace, message, name if isinstance(name, str) else None)
         elif mode == "updates" and isinstance(data, Mapping):
             for node, update in cast(Mapping[str, Any], data).items():
                 if node == "__interrupt__":
                     continue
                 await self._update(namespace, update)
 
-    async def _message(self, namespace: tuple[str, ...], message: Any) -> None:
+    async def _message(self, namespace: tuple[str, ...], message: Any, agent: str | None = None) -> None:
         if isinstance(message, ToolMessage):
             if message.tool_call_id and self.tools.known(message.tool_call_id):
                 await self.tools.finish(message.tool_call_id, message)
@@ -149,7 +152,7 @@ class StreamMapper:
             await self.emit.thought(reasoning)
         if text:
             await (self.emit.thought(text) if sub else self.emit.text(text))
-        meta = {"acpkit": {"subagent": "|".join(namespace)}} if sub else None
+        meta = _subagent_meta(namespace, agent) if sub else None
         if isinstance(message, AIMessageChunk):
             for chunk in message.tool_call_chunks:
                 key = ("|".join(namespace) + "#" + mid, chunk.get("index") or 0)
@@ -172,7 +175,7 @@ class StreamMapper:
                     await self.emit.usage(usage)
                 if not namespace:
                     self.last_finish_reason = finish_reason(message)
-                meta = {"acpkit": {"subagent": "|".join(namespace)}} if namespace else None
+                meta = _subagent_meta(namespace, None) if namespace else None
                 for call in message.tool_calls:
                     if call["id"]:
                         await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
@@ -186,3 +189,11 @@ class StreamMapper:
             if plan != self.last_plan:
                 self.last_plan = plan
                 await self.emit.plan(plan)
+
+
+def _subagent_meta(namespace: tuple[str, ...], agent: str | None) -> dict[str, Any]:
+    """`_meta` of a subgraph's tool call: its namespace, and the subagent's name when known."""
+    marker: dict[str, Any] = {"subagent": "|".join(namespace)}
+    if agent:
+        marker["agent"] = agent
+    return {"acpkit": marker}
