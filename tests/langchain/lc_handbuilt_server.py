@@ -68,7 +68,7 @@ class HandBuiltAgent:
         with bind_connection(self.conn, session_id, cwd=self.cwd[session_id]):
             await graph.ainvoke(
                 {"messages": [HumanMessage(content=text)]},
-                {"configurable": {"thread_id": session_id}, "callbacks": [AcpCallbackHandler()]},
+                {"configurable": {"thread_id": session_id}, "callbacks": AcpCallbackHandler().handlers()},
             )
         return PromptResponse(stop_reason="end_turn")
 

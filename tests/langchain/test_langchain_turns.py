@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from typing import Any
+
 import pytest
 from acp.schema import ToolCallStart
 from acpkit_core.testing import AcpTestClient
@@ -148,3 +152,36 @@ async def test_subagent_tool_calls_are_shown_and_marked() -> None:
     assert start.field_meta is not None and start.field_meta["acpkit"]["subagent"]
     assert r.text == "all done"  # the subagent's own text is not the answer
     assert "inner answer" in r.thoughts
+
+
+@tool
+def stamp(n: int) -> str:
+    """A sync tool: LangChain runs it with `invoke` in a worker thread."""
+    return f"stamped {n} in {threading.current_thread().name}"
+
+
+async def test_sync_tools_report_through_the_handlers_loop_not_a_loop_per_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """LangChain would run an async handler's coroutine in a new event loop per event of a sync tool."""
+    loops_made: list[int] = []
+    real_runner = asyncio.Runner
+
+    class CountingRunner(real_runner):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            loops_made.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "Runner", CountingRunner)
+    calls = [Call("stamp", {"n": i}, f"s{i}") for i in range(5)]
+    agent, _ = agent_for([Reply(calls=calls), Reply(text="stamped")], [stamp])
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("stamp", session_id=sid)
+    assert loops_made == []
+    for i in range(5):
+        tc = r.tool_calls[f"s{i}"]
+        assert tc.statuses == ["pending", "in_progress", "completed"]
+        assert tc.raw_output.startswith(f"stamped {i} in ") and "MainThread" not in tc.raw_output
+    assert r.text == "stamped"

@@ -12,7 +12,8 @@ same tool-call tracker the runner uses.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import logging
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
@@ -20,7 +21,7 @@ from acp.schema import ToolCallUpdate, ToolKind
 from acpkit_core.permissions import decision_from_response, permission_options
 from acpkit_core.runner import PermissionDecision
 from acpkit_core.server.emitter import TurnEmitter, WireUpdate, update_from_json
-from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.tools import BaseTool
@@ -30,7 +31,12 @@ from ._context import Binding, StaticClassifier, current_binding
 from ._stream import message_parts
 from ._tools import ToolCallTracker
 
-__all__ = ["AcpCallbackHandler", "SessionUpdater"]
+__all__ = ["AcpCallbackHandler", "SessionUpdater", "ThreadToolEvents"]
+
+logger = logging.getLogger("langchain_acp")
+
+_FORWARD_TIMEOUT_S = 30.0
+"""How long a worker thread waits for its tool event to be reported before going on."""
 
 _T = TypeVar("_T")
 
@@ -121,6 +127,24 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self.stream_tokens = stream_tokens
         self._tool_ids: dict[UUID, tuple[str, str]] = {}
         self._message_runs: set[UUID] = set()
+        self._thread_events = ThreadToolEvents(self)
+        self._twin_registered = False
+
+    def handlers(self) -> list[BaseCallbackHandler]:
+        """This handler and its twin for tools LangChain runs synchronously in worker threads.
+
+        A sync `@tool` runs `invoke` in a thread, where LangChain would run each of this handler's
+        coroutines in a new event loop of its own (about a millisecond per event). Pass
+        `callbacks=handler.handlers()` and the twin forwards those events to the handler's loop
+        instead. `callbacks=[handler]` alone still works, only slower with sync tools.
+        """
+        self._twin_registered = True
+        return [self, self._thread_events]
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Leave tool events raised in a thread without an event loop to the twin, when it is registered."""
+        return self._twin_registered and _running_loop() is None
 
     # Having these two makes LangChain stream model calls made with `invoke`/`ainvoke` (it looks
     # for a streaming handler), so tokens reach the editor as they come.
@@ -227,3 +251,70 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             # An interrupt inside the tool (a subagent's approval) pauses it; it runs again on resume.
             return
         await binding.run(lambda: binding.tools.finish(found[0], f"Error: {error}", failed=True, name=found[1]))
+
+
+class ThreadToolEvents(BaseCallbackHandler):
+    """The synchronous twin of an [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler].
+
+    It takes the tool events LangChain raises in worker threads (sync tools), runs the handler's
+    own coroutine for each on the handler's event loop and waits for it there, so the update is
+    sent, in order, before the tool body runs. Events raised where an event loop is running are
+    left to the handler itself. Get it with `AcpCallbackHandler.handlers()`.
+    """
+
+    run_inline = True
+    raise_error = False
+
+    def __init__(self, owner: AcpCallbackHandler) -> None:
+        """Forward to `owner`."""
+        self._owner = owner
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Tool events where an event loop is running belong to the async handler."""
+        return _running_loop() is not None
+
+    @property
+    def ignore_llm(self) -> bool:
+        """Not for model events."""
+        return True
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not for retriever events."""
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """Not for chat model events."""
+        return True
+
+    def _forward(self, coro: Coroutine[Any, Any, None]) -> Coroutine[Any, Any, None] | None:
+        binding = self._owner.binding
+        loop = binding.loop if binding is not None else None
+        if loop is None or loop.is_closed() or not loop.is_running():
+            return coro  # nowhere to forward: LangChain runs it as it would have
+        try:
+            asyncio.run_coroutine_threadsafe(coro, loop).result(timeout=_FORWARD_TIMEOUT_S)
+        except Exception as error:  # an update that cannot be sent must not fail the tool
+            logger.warning("langchain-acp: a tool event could not be reported: %r", error)
+        return None
+
+    def on_tool_start(
+        self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kwargs: Any
+    ) -> Coroutine[Any, Any, None] | None:
+        """Forward `on_tool_start`."""
+        return self._forward(self._owner.on_tool_start(serialized, input_str, run_id=run_id, **kwargs))
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> Coroutine[Any, Any, None] | None:
+        """Forward `on_tool_end`."""
+        return self._forward(self._owner.on_tool_end(output, run_id=run_id, **kwargs))
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Coroutine[Any, Any, None] | None:
+        """Forward `on_tool_error`."""
+        return self._forward(self._owner.on_tool_error(error, run_id=run_id, **kwargs))

@@ -232,7 +232,7 @@ class LangGraphRunner:
         config: RunnableConfig = {
             **(self.config or {}),
             "configurable": {**(self.config or {}).get("configurable", {}), "thread_id": state.thread_id},
-            "callbacks": [*cast(list[Any], (self.config or {}).get("callbacks") or []), handler],
+            "callbacks": [*cast(list[Any], (self.config or {}).get("callbacks") or []), *handler.handlers()],
         }
         if self.recursion_limit is not None:
             config["recursion_limit"] = self.recursion_limit
