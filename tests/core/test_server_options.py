@@ -12,6 +12,7 @@ from acp.schema import (
     CurrentModeUpdate,
     SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
+    UsageUpdate,
 )
 from acpkit_core.config import (
     STANDARD_MODES,
@@ -242,3 +243,28 @@ async def test_runner_commands_and_no_mode_commands_without_modes() -> None:
         plain = await c.prompt("/mode readonly", session_id=sid)
     assert r.text == "pong"
     assert plain.text == "echo: /mode readonly"
+
+
+async def test_usage_update_takes_the_context_window_of_the_chosen_model() -> None:
+    """A runner that reports tokens but no context size still gets `usage_update`s: the developer's window."""
+    models = [ModelOption(id="fast"), ModelOption(id="wide", context_window=200_000)]
+    agent = AcpAgent(ScriptedRunner(), AgentOptions(store="memory", models=models, context_window=8_000))
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        fast = await c.prompt("usage 100 20", session_id=sid)
+        await c.set_config_option(sid, "model", "wide")
+        wide = await c.prompt("usage 300 40\nusage 50 5 1000", session_id=sid)
+    assert [(u.used, u.size) for u in fast.updates if isinstance(u, UsageUpdate)] == [(120, 8_000)]
+    # the runner's own size, when it gives one, wins
+    assert [(u.used, u.size) for u in wide.updates if isinstance(u, UsageUpdate)] == [(340, 200_000), (55, 1000)]
+    assert wide.usage is not None and (wide.usage.input_tokens, wide.usage.output_tokens) == (350, 45)
+
+
+async def test_no_usage_update_without_any_context_window() -> None:
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("usage 100 20", session_id=sid)
+    assert not any(isinstance(u, UsageUpdate) for u in r.updates)
+    assert r.usage is not None and r.usage.total_tokens == 120

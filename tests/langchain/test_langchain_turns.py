@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 import pytest
-from acp.schema import ToolCallStart
+from acp.schema import ToolCallStart, UsageUpdate
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain.agents.middleware import TodoListMiddleware
@@ -185,3 +185,22 @@ async def test_sync_tools_report_through_the_handlers_loop_not_a_loop_per_event(
         assert tc.statuses == ["pending", "in_progress", "completed"]
         assert tc.raw_output.startswith(f"stamped {i} in ") and "MainThread" not in tc.raw_output
     assert r.text == "stamped"
+
+
+async def test_usage_update_after_each_model_response_with_the_developers_context_window() -> None:
+    agent, _ = agent_for(
+        [Reply(text="one", calls=[Call("read_file", {"path": "x"}, "c1")]), Reply(text="two")],
+        [read_file],
+        context_window=128_000,
+    )
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        (c.root / "x").write_text("x")
+        r = await c.prompt("go", session_id=sid)
+    usage = [u for u in r.updates if isinstance(u, UsageUpdate)]
+    assert [(u.used, u.size) for u in usage] == [(15, 128_000), (15, 128_000)]
+    # each comes after its response's text
+    kinds = r.kinds
+    first_usage = kinds.index("usage_update")
+    assert kinds.index("agent_message_chunk") < first_usage < len(kinds) - 1 - kinds[::-1].index("agent_message_chunk")

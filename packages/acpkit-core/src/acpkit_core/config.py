@@ -96,6 +96,8 @@ class ModelOption:
     """Name shown to the user (defaults to the id)."""
     description: str | None = None
     """One line shown to the user."""
+    context_window: int | None = None
+    """The model's context window in tokens (for `usage_update` when the framework does not say)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -192,3 +194,6 @@ class AgentOptions:
     """Merge text/thought deltas arriving within this window into one chunk (0: off)."""
     allowed_paths: Sequence[str] = ()
     """Directories besides each session's cwd that client file and terminal access may touch."""
+    context_window: int | None = None
+    """The model's context window in tokens, for `usage_update` when the framework does not report
+    one (a [`ModelOption`][acpkit_core.config.ModelOption]'s own window wins for that model)."""

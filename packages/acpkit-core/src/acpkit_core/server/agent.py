@@ -499,7 +499,11 @@ class AcpAgent(BuiltinCommands):
             )
         parsed = parse_prompt(prompt)
         session = live.session
-        emitter = TurnEmitter(lambda u: self._send(session_id, u), coalesce_ms=self.options.coalesce_ms)
+        emitter = TurnEmitter(
+            lambda u: self._send(session_id, u),
+            coalesce_ms=self.options.coalesce_ms,
+            context_window=self.session_options.context_window(session),
+        )
         turn = ServerTurn(
             session=session,
             prompt=parsed,

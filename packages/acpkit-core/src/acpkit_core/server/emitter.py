@@ -84,8 +84,9 @@ class TurnEmitter:
     are built as the SDK's models (validated) and dumped once, for sending and recording alike.
     """
 
-    def __init__(self, send: Sender, *, coalesce_ms: float = 0.0) -> None:
+    def __init__(self, send: Sender, *, coalesce_ms: float = 0.0, context_window: int | None = None) -> None:
         self._send = send
+        self._context_window = context_window
         self._window = coalesce_ms / 1000.0
         self.recorded: list[WireUpdate] = []
         """Updates of this turn (wire JSON) to store in the transcript, in order."""
@@ -268,7 +269,10 @@ class TurnEmitter:
         await self._emit(AgentPlanUpdate(session_update="plan", entries=entries))
 
     async def usage(self, usage: TurnUsage) -> None:
-        """Add one model response's usage to the turn and send `usage_update` when the context size is known."""
+        """Add one model response's usage to the turn; send `usage_update` when the context size is known.
+
+        The size is the runner's (`TurnUsage.context_size`), else the developer's `context_window`.
+        """
         await self.flush()
         prev = self.turn_usage
 
@@ -285,11 +289,10 @@ class TurnEmitter:
             cached_read_tokens=add(prev.cached_read_tokens if prev else None, usage.cached_read_tokens),
             cached_write_tokens=add(prev.cached_write_tokens if prev else None, usage.cached_write_tokens),
         )
-        if usage.context_size is not None:
+        size = usage.context_size if usage.context_size is not None else self._context_window
+        if size is not None:
             used = usage.input_tokens + usage.output_tokens
-            await self._emit(
-                UsageUpdate(session_update="usage_update", used=used, size=usage.context_size), record=False
-            )
+            await self._emit(UsageUpdate(session_update="usage_update", used=used, size=size), record=False)
 
     async def send_unrecorded(self, update: SessionUpdate) -> None:
         """Send an update that is not part of the transcript (session info, mode changes)."""

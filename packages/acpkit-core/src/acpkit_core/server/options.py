@@ -33,6 +33,8 @@ class SessionOptions:
         self.modes: tuple[Mode, ...] = tuple(options.modes or ())
         self.models = tuple(options.models)
         self.custom = tuple(options.config_options)
+        self.context_window_default = options.context_window
+        """The agent-wide context window (`AgentOptions.context_window`)."""
         ids = [m.id for m in self.modes]
         if len(set(ids)) != len(ids):
             raise UserError(f"AgentOptions.modes: duplicate mode ids in {ids}")
@@ -54,6 +56,14 @@ class SessionOptions:
                 raise UserError(f"config option {opt.id!r}: default {opt.default!r} is not one of its values")
 
     # --- initial values -----------------------------------------------------------------------
+
+    def context_window(self, session: Session) -> int | None:
+        """The context window for this session's model: its `ModelOption`'s, else the agent's."""
+        chosen = session.config.get("model", self.default_model)
+        for model in self.models:
+            if model.id == chosen and model.context_window is not None:
+                return model.context_window
+        return self.context_window_default
 
     def initialise(self, session: Session) -> None:
         """Give a new session the default mode and option values."""
