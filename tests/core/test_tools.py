@@ -185,6 +185,8 @@ def test_tool_locations_are_absolute_with_positive_lines(args: dict[str, Any]) -
         ("write_todos", {"todos": []}, "Update plan"),
         ("think", {"thought": "hmm"}, "Think"),
         ("calculator", {"expression": "1+1"}, "calculator"),
+        ("task", {"description": "Find the\n  answer.", "subagent_type": "r"}, "task: Find the answer."),
+        ("task", {"description": "  "}, "task"),
         ("bash", {}, "bash"),
         ("bash", {"command": "echo " + "x" * 200}, "Run echo " + "x" * 70 + "…"),
         ("bash", {"command": "a\n  b"}, "Run a b"),

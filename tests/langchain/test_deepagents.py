@@ -168,7 +168,11 @@ async def test_task_runs_a_subagent_whose_calls_are_marked_and_whose_text_is_tho
         r = await c.prompt("what is the answer?", session_id=sid)
     assert list(r.tool_calls) == ["task1", "s1", "s2", "l1"]
     task = r.tool_calls["task1"]
-    assert (task.kind, task.title, task.statuses) == ("other", "task", ["pending", "in_progress", "completed"])
+    assert (task.kind, task.title, task.statuses) == (
+        "other",
+        "task: Find the answer.",
+        ["pending", "in_progress", "completed"],
+    )
     assert task.raw_input == {"description": "Find the answer.", "subagent_type": "researcher"}
     assert text_of(task) == task.raw_output == "The answer is 42."
     # the subagent's own calls are shown, marked with its namespace, and run inside the task

@@ -281,7 +281,8 @@ def tool_title(
     """A short human title for a tool call: `Read src/app.py`, `Run pytest -q`, `Search "TODO" in src`.
 
     `kind` defaults to [`classify_tool(name, args)`][acpkit_core.tools.classify_tool]. Paths under
-    `cwd` are shown relative to it. Without a recognisable argument the title is the tool name.
+    `cwd` are shown relative to it. A tool with a `description` argument (one that delegates work)
+    is `name: description`. Without a recognisable argument the title is the tool name.
     Titles are one line of at most 80 characters.
     """
     args = args or {}
@@ -312,6 +313,11 @@ def tool_title(
         title = f"Fetch {url}" if url else (f'Search the web for "{query}"' if query else None)
     elif kind == "think":
         title = "Update plan" if {"todo", "todos", "plan"} & set(tool_words(name)) else "Think"
+    if title is None:
+        # Tools that delegate work (a DeepAgents `task`, an agent-as-tool) say what in `description`.
+        description = by_key.get("description")
+        if isinstance(description, str) and description.strip():
+            title = f"{name}: {_short(' '.join(description.split()), 60)}"
     return _short(title or name)
 
 
