@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -150,6 +151,15 @@ CWD = "/work/project"
 )
 def test_tool_locations(args: dict[str, Any], expected: list[tuple[str, int | None]]) -> None:
     assert tool_locations(args, CWD) == expected
+
+
+def test_tool_locations_leave_out_virtual_paths_outside_the_roots(tmp_path: Path) -> None:
+    real = tmp_path / "elsewhere.txt"
+    real.write_text("x")
+    args = {"paths": [f"{CWD}/new.py", "/notes.md", str(real), "/extra/a.txt"]}
+    kept = tool_locations(args, CWD, roots=(CWD, "/extra"))
+    assert kept == [(f"{CWD}/new.py", None), (str(real), None), ("/extra/a.txt", None)]
+    assert len(tool_locations(args, CWD)) == 4  # without roots nothing is left out
 
 
 def test_tool_locations_none() -> None:

@@ -121,8 +121,9 @@ async def test_built_in_file_tools_work_on_the_virtual_filesystem() -> None:
         assert call.statuses == ["pending", "in_progress", "completed"]
         assert starts(r.updates)[call_id].field_meta is None  # the main agent's own calls
     assert r.tool_calls["w1"].raw_input == {"file_path": "/notes.md", "content": "milk\neggs\n"}
-    # the files live in the graph's state, not in the editor's workspace
+    # the files live in the graph's state, not in the editor's workspace: no location to follow
     assert on_disk == []
+    assert [r.tool_calls[i].locations for i in ("w1", "e1", "r1")] == [[], [], []]
     assert not [m for m, _ in c.requests if m.startswith("fs/")]
     assert r.text == "Writing.The list has milk and bread."
     # the model got each result back as the tool's message

@@ -196,13 +196,19 @@ def _line(value: object) -> int | None:
     return value if isinstance(value, int) and value >= 1 else None
 
 
-def tool_locations(args: Mapping[str, Any] | None, cwd: str) -> list[tuple[str, int | None]]:
+def tool_locations(
+    args: Mapping[str, Any] | None, cwd: str, *, roots: Sequence[str] | None = None
+) -> list[tuple[str, int | None]]:
     """File locations named by a tool call's arguments: `(absolute path, 1-based line or None)`.
 
     Looks at path-like keys (`path`, `file_path`, `filename`, `target`, `source`/`destination`,
     ... in snake or camel case), lists under `paths`/`files`, and a line under `line`/`start_line`
     (applied to the first path). Relative paths are joined to `cwd`; `..` is collapsed; `file://`
     URIs become paths; other URLs are skipped. Duplicates are dropped, order is kept.
+
+    With `roots` (the session's directories), a path outside all of them that does not exist on
+    disk is left out: it names no file the editor could follow (a virtual path such as the
+    in-state files of a DeepAgents graph, `/notes.md`).
     """
     if not args:
         return []
@@ -224,8 +230,18 @@ def tool_locations(args: Mapping[str, Any] | None, cwd: str) -> list[tuple[str, 
         if absolute in seen:
             continue
         seen.add(absolute)
+        if roots is not None and not _followable(absolute, roots):
+            continue
         locations.append((absolute, line if not locations else None))
     return locations
+
+
+def _followable(path: str, roots: Sequence[str]) -> bool:
+    for root in roots:
+        base = os.path.normpath(root)
+        if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
+            return True
+    return os.path.exists(path)
 
 
 # --- Titles -------------------------------------------------------------------------------------

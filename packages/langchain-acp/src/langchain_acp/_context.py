@@ -81,5 +81,5 @@ class StaticClassifier:
         return classify_tool(name, args, self.overrides)
 
     def tool_locations(self, args: Mapping[str, Any] | None) -> list[tuple[str, int | None]]:
-        """Locations from path-like arguments."""
-        return tool_locations(args, self.cwd)
+        """Locations from path-like arguments (virtual paths outside `cwd` left out, as in a server turn)."""
+        return tool_locations(args, self.cwd, roots=(self.cwd,))

@@ -73,6 +73,7 @@ def create_acp_agent(
     tool_kinds: Mapping[str, ToolKind] | None = None,
     coalesce_ms: float = 0.0,
     allowed_paths: Sequence[str] = (),
+    context_window: int | None = None,
 ) -> AcpAgent:
     """The ACP agent serving a `pydantic_ai.Agent` (for `acp.run_agent`, tests, custom transports).
 
@@ -101,6 +102,8 @@ def create_acp_agent(
         tool_kinds: Per-tool overrides of the tool-kind classifier.
         coalesce_ms: Merge text deltas arriving within this many milliseconds.
         allowed_paths: Directories besides each session's cwd that client tools may touch.
+        context_window: The model's context window in tokens, for `usage_update` when the model's
+            profile does not give one.
     """
     model_options, by_id = _models(models)
     runner = PydanticRunner(
@@ -130,6 +133,7 @@ def create_acp_agent(
         tool_kinds=dict(tool_kinds or {}),
         coalesce_ms=coalesce_ms,
         allowed_paths=allowed_paths,
+        context_window=context_window,
     )
     return AcpAgent(runner, options)
 

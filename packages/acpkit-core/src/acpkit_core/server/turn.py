@@ -123,8 +123,13 @@ class ServerTurn:
         return classify_tool(name, args, self._tool_kinds)
 
     def tool_locations(self, args: Mapping[str, Any] | None) -> list[tuple[str, int | None]]:
-        """Locations named by path-like arguments, resolved against the session's cwd."""
-        return tool_locations(args, self._session.cwd)
+        """Locations named by path-like arguments, resolved against the session's cwd.
+
+        Paths outside the session's directories that do not exist (virtual files) are left out.
+        """
+        session = self._session
+        roots = (session.cwd, *session.additional_directories, *self._allowed_paths)
+        return tool_locations(args, session.cwd, roots=roots)
 
     def tool_allowed(self, name: str, kind: ToolKind) -> bool:
         """False when the current mode hides tools of this kind or the policy denies the tool."""
