@@ -1,7 +1,8 @@
 """A LangGraph agent served over ACP: `acpkit run examples/langgraph_agent.py` (serves `graph`).
 
 Offline by default: a scripted chat model streams its thinking and text, writes a plan with
-`write_todos`, reads a file through the editor, and asks permission before writing one. Set
+`write_todos`, reads a file through the editor, and asks permission before writing one. The
+tools of the MCP servers the editor passes are offered to the model too. Set
 `ACPKIT_MODEL` (for example `openai:gpt-4o`, with `OPENAI_API_KEY`) to use a real model instead.
 
 Run it directly with `python examples/langgraph_agent.py`.
@@ -19,7 +20,14 @@ from acpkit_core.errors import HostError
 from acpkit_core.permissions import PermissionPolicy
 from langchain.agents import create_agent
 from langchain.agents.middleware import TodoListMiddleware
-from langchain_acp import AcpModeMiddleware, AcpPermissionMiddleware, client_host, current_acp, run_acp
+from langchain_acp import (
+    AcpMcpMiddleware,
+    AcpModeMiddleware,
+    AcpPermissionMiddleware,
+    client_host,
+    current_acp,
+    run_acp,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -149,6 +157,7 @@ graph = create_agent(
     system_prompt="You are a careful coding assistant working in the user's editor.",
     middleware=[
         TodoListMiddleware(),
+        AcpMcpMiddleware(),  # the editor's MCP servers, per session (before the modes, which filter them)
         AcpModeMiddleware(),
         AcpPermissionMiddleware(PermissionPolicy(kinds={"edit": "ask"})),
     ],
