@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,13 @@ from acpkit_core.runner import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain_acp import AcpMcpMiddleware, AcpModeMiddleware, bind_connection, create_acp_agent
+from langchain_acp._mcp import tool_result_content
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from lc_helpers import Call, FakeChatModel, Reply, read_file
+from lc_mcp_media_server import PNG
+from mcp import types
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -103,3 +107,58 @@ async def test_hand_built_servers_pass_the_sessions_tools_through_bind_connectio
     plain = create_agent(alone, tools=[], middleware=[AcpMcpMiddleware([whisper])])
     await plain.ainvoke({"messages": [HumanMessage(content="go")]})
     assert alone.bound_tools == [["whisper"]]
+
+
+MEDIA = StdioMcpServer(name="media", command=sys.executable, args=(str(HERE / "lc_mcp_media_server.py"),))
+
+
+async def test_mcp_images_reach_the_model_and_the_editor_and_errors_fail_the_call() -> None:
+    model = FakeChatModel(
+        script=[
+            Reply(calls=[Call("swatch", {"color": "teal"}, "s1"), Call("broken", {"reason": "disk"}, "b1")]),
+            Reply(text="seen"),
+        ]
+    )
+    agent = create_acp_agent(shouting_graph(model), store="memory")
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session(mcp_servers=[MEDIA])
+        r = await c.prompt("show me teal", session_id=sid)
+    results = {m.tool_call_id: m for m in model.seen[1] if isinstance(m, ToolMessage)}
+    png = base64.b64encode(PNG).decode()
+    assert results["s1"].content == [
+        {"type": "text", "text": "swatch of teal"},
+        {"type": "image", "base64": png, "mime_type": "image/png"},
+    ]
+    swatch = r.tool_calls["s1"]
+    assert swatch.statuses == ["pending", "in_progress", "completed"]
+    shown = [block.content for block in swatch.content]
+    assert [(b.type, getattr(b, "text", None)) for b in shown] == [("text", "swatch of teal"), ("image", None)]
+    assert shown[1].data == png and shown[1].mime_type == "image/png"
+    assert results["b1"].status == "error" and "broken: disk" in str(results["b1"].content)
+    assert r.tool_calls["b1"].statuses == ["pending", "in_progress", "failed"]
+    assert r.text == "seen"
+
+
+def test_mcp_results_become_text_or_content_blocks() -> None:
+    def result(*content: object, structured: object = None) -> types.CallToolResult:
+        return types.CallToolResult(content=list(content), structured_content=structured)  # type: ignore[arg-type]
+
+    text = types.TextContent(type="text", text="a")
+    assert tool_result_content(result(text, types.TextContent(type="text", text="b"))) == "a\nb"
+    assert tool_result_content(result(structured={"n": 1})) == '{"n": 1}'
+    link = types.ResourceLink(type="resource_link", name="spec", uri="file:///spec.md")
+    doc = types.EmbeddedResource(
+        type="resource", resource=types.TextResourceContents(uri="file:///a.txt", text="inside")
+    )
+    assert tool_result_content(result(link, doc)) == "spec: file:///spec.md\ninside"
+    blob = types.EmbeddedResource(
+        type="resource",
+        resource=types.BlobResourceContents(uri="file:///a.pdf", blob="JVBERi0=", mime_type="application/pdf"),
+    )
+    audio = types.AudioContent(type="audio", data="UklGRg==", mime_type="audio/wav")
+    assert tool_result_content(result(text, blob, audio)) == [
+        {"type": "text", "text": "a"},
+        {"type": "file", "base64": "JVBERi0=", "mime_type": "application/pdf"},
+        {"type": "audio", "base64": "UklGRg==", "mime_type": "audio/wav"},
+    ]

@@ -1,13 +1,15 @@
 """The client's MCP servers for one session, as LangChain tools.
 
 Each server gets one long-lived MCP session (opened and closed by one background task, as the MCP
-client's task groups require); its tools become `StructuredTool`s calling that session. The `mcp`
-package is used directly: stdio, streamable HTTP and SSE are all really connected.
+client's task groups require); its tools become `StructuredTool`s calling that session, whose
+results keep their images, audio and resources as LangChain content blocks. The `mcp` package is
+used directly: stdio, streamable HTTP and SSE are all really connected.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -16,7 +18,7 @@ from typing import Any
 from acpkit_core.runner import McpServer
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-__all__ = ["McpConnections"]
+__all__ = ["McpConnections", "tool_result_content"]
 
 
 async def _open(stack: AsyncExitStack, server: McpServer) -> Any:
@@ -43,17 +45,47 @@ async def _open(stack: AsyncExitStack, server: McpServer) -> Any:
     return session
 
 
+def tool_result_content(result: Any) -> str | list[dict[str, Any]]:
+    """An MCP `CallToolResult` as `ToolMessage` content: plain text, or LangChain content blocks.
+
+    Text stays a string (blocks joined by newlines). Images and audio become `image` / `audio`
+    blocks with their base64 and MIME type, an embedded resource its text (or a `file` block for a
+    blob), a resource link a line naming it. With no content, the structured content as text.
+    """
+    blocks: list[dict[str, Any]] = []
+    for block in result.content:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            blocks.append({"type": "text", "text": str(block.text)})
+        elif kind in ("image", "audio"):
+            blocks.append({"type": kind, "base64": str(block.data), "mime_type": str(block.mime_type)})
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if isinstance(text, str):
+                blocks.append({"type": "text", "text": text})
+            else:
+                mime = str(getattr(resource, "mime_type", None) or "application/octet-stream")
+                blocks.append({"type": "file", "base64": str(resource.blob), "mime_type": mime})
+        elif kind == "resource_link":
+            blocks.append({"type": "text", "text": f"{block.name}: {block.uri}"})
+    if not blocks and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False, default=str)
+    if all(b["type"] == "text" for b in blocks):
+        return "\n".join(str(b["text"]) for b in blocks)
+    return blocks
+
+
 def _tool(session: Any, spec: Any) -> BaseTool:
     name = str(spec.name)
 
-    async def call(**arguments: Any) -> str:
+    async def call(**arguments: Any) -> str | list[dict[str, Any]]:
         result = await session.call_tool(name, arguments)
-        text = "\n".join(str(getattr(block, "text", "")) for block in result.content if getattr(block, "text", None))
-        if not text and result.structured_content is not None:
-            text = str(result.structured_content)
+        content = tool_result_content(result)
         if result.is_error:
+            text = content if isinstance(content, str) else " ".join(str(b.get("text", "")) for b in content)
             raise ToolException(text or f"MCP tool {name} failed")
-        return text
+        return content
 
     tool = StructuredTool.from_function(
         coroutine=call, name=name, description=spec.description or name, args_schema=dict(spec.input_schema)
