@@ -32,9 +32,11 @@ __all__ = ["StreamMapper", "message_parts"]
 
 def message_parts(message: AIMessage | AIMessageChunk) -> tuple[str, str]:
     """The text and the reasoning in one AI message or chunk (any provider's shape)."""
+    content = message.content
+    if isinstance(content, str) and not message.additional_kwargs:
+        return content, ""  # the common streamed chunk
     text: list[str] = []
     reasoning: list[str] = []
-    content = message.content
     if isinstance(content, str):
         text.append(content)
     else:

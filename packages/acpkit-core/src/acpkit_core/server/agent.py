@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import logging
 import os
 import uuid
@@ -500,7 +501,7 @@ class AcpAgent(BuiltinCommands):
         parsed = parse_prompt(prompt)
         session = live.session
         emitter = TurnEmitter(
-            lambda u: self._send(session_id, u),
+            functools.partial(self._send, session_id),
             coalesce_ms=self.options.coalesce_ms,
             context_window=self.session_options.context_window(session),
         )

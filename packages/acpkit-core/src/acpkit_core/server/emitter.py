@@ -132,18 +132,19 @@ class TurnEmitter:
 
     async def text(self, delta: str) -> None:
         """Stream a piece of the answer."""
-        await self._delta("text", delta)
+        if delta and self._window <= 0:  # the per-token path, kept flat
+            await self._chunk("text", delta)
+        elif delta:
+            await self._buffered("text", delta)
 
     async def thought(self, delta: str) -> None:
         """Stream a piece of reasoning."""
-        await self._delta("thought", delta)
+        if delta and self._window <= 0:
+            await self._chunk("thought", delta)
+        elif delta:
+            await self._buffered("thought", delta)
 
-    async def _delta(self, kind: Literal["text", "thought"], delta: str) -> None:
-        if not delta:
-            return
-        if self._window <= 0:
-            await self._chunk(kind, delta)
-            return
+    async def _buffered(self, kind: Literal["text", "thought"], delta: str) -> None:
         if self._buffer_kind is not None and self._buffer_kind != kind:
             await self.flush()
         now = time.monotonic()
