@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from acp.schema import AgentMessageChunk
 from acpkit_core.config import AgentOptions
 from acpkit_core.runner import StopReason, Turn
 from acpkit_core.server import AcpAgent
-from acpkit_core.server.transport import DirectSender, encode_message
+from acpkit_core.server.transport import DirectSender, encode_message, stream_transport
 from acpkit_core.testing import AcpTestClient
 
 
@@ -100,3 +102,22 @@ async def test_streamed_text_reaches_the_client_exactly_including_odd_unicode() 
     assert r.stop_reason == "end_turn"
     replayed = [u.content.text for u in loaded if isinstance(u, AgentMessageChunk)]  # type: ignore[union-attr]
     assert "".join(replayed) == "naïve ☃ a\ud800b 𝄞"
+
+
+async def test_without_the_sdks_transport_seam_the_server_falls_back_to_the_sdks_sender(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_import = importlib.import_module
+
+    def no_seam(name: str, package: str | None = None) -> Any:
+        if name == "acp._transport":
+            raise ImportError("no acp._transport in this SDK")
+        return real_import(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", no_seam)
+    assert stream_transport(asyncio.StreamReader(), None) is None  # type: ignore[arg-type]
+    async with AcpTestClient.connect(AcpAgent(Unicode(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("go", session_id=sid)
+    assert r.text == "naïve ☃ a\ud800b 𝄞" and r.stop_reason == "end_turn"

@@ -31,7 +31,11 @@ async def serve_streams(agent: AcpAgent, reader: asyncio.StreamReader, writer: a
     """Serve `agent` on a byte stream pair until the peer closes it, then close its sessions."""
     try:
         # AcpAgent leaves out what it does not serve (so those methods answer -32601): cast, not subclass.
-        await acp.run_agent(cast(acp.Agent, agent), stream_transport(reader, writer), use_unstable_protocol=True)
+        transport = stream_transport(reader, writer)
+        if transport is None:  # an SDK without the transport seam: its own sender
+            await acp.run_agent(cast(acp.Agent, agent), writer, reader, use_unstable_protocol=True)
+        else:
+            await acp.run_agent(cast(acp.Agent, agent), transport, use_unstable_protocol=True)
     finally:
         await agent.shutdown()
 

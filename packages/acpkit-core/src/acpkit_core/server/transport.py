@@ -11,12 +11,11 @@ only waits when the peer reads slower than we write. Reading and framing stay th
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
-from typing import Any, cast
+from typing import Any
 
 import pydantic_core
-from acp._transport import NdjsonTransport  # pyright: ignore[reportPrivateUsage]
-from acp.task import MessageSender
 
 __all__ = ["DirectSender", "encode_message", "stream_transport"]
 
@@ -58,6 +57,14 @@ class DirectSender:
         self._closed = True
 
 
-def stream_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> NdjsonTransport:
-    """The SDK's NDJSON transport: reads `reader`, sends through a `DirectSender` on `writer`."""
-    return NdjsonTransport(reader, cast(MessageSender, DirectSender(writer)))
+def stream_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any | None:
+    """The SDK's NDJSON transport: reads `reader`, sends through a `DirectSender` on `writer`.
+
+    `None` when the installed SDK has no such transport (it is not public API): the caller then
+    serves the streams the SDK's own way.
+    """
+    try:
+        ndjson: Any = importlib.import_module("acp._transport").NdjsonTransport
+    except (ImportError, AttributeError):
+        return None
+    return ndjson(reader, DirectSender(writer))
