@@ -16,7 +16,8 @@ from acp.schema import AgentMessageChunk
 from acpkit_core.config import AgentOptions
 from acpkit_core.runner import StopReason, Turn
 from acpkit_core.server import AcpAgent
-from acpkit_core.server.transport import DirectSender, encode_message, stream_transport
+from acpkit_core.server._sdk import ndjson_transport
+from acpkit_core.server.transport import DirectSender, encode_message
 from acpkit_core.testing import AcpTestClient
 
 
@@ -115,7 +116,7 @@ async def test_without_the_sdks_transport_seam_the_server_falls_back_to_the_sdks
         return real_import(name, package)
 
     monkeypatch.setattr(importlib, "import_module", no_seam)
-    assert stream_transport(asyncio.StreamReader(), None) is None  # type: ignore[arg-type]
+    assert ndjson_transport(asyncio.StreamReader(), None) is None  # type: ignore[arg-type]
     async with AcpTestClient.connect(AcpAgent(Unicode(), AgentOptions(store="memory"))) as c:
         await c.initialize()
         sid = await c.new_session()

@@ -1,39 +1,35 @@
-"""The built-in slash commands `/mode`, `/model`, `/clear` and `/tools`, as a part of `AcpAgent`."""
+"""The built-in slash commands `/mode`, `/model`, `/clear` and `/tools`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..runner import ClientInfo, Runner, Session, StopReason, ToolLister, Turn
-from .options import SessionOptions
+from ..runner import Runner, StopReason, ToolLister, Turn
+from .session_manager import SessionManager
 from .turn import ServerTurn
-
-if TYPE_CHECKING:
-    from .sessions import LiveSession
 
 __all__ = ["BuiltinCommands"]
 
 
 class BuiltinCommands:
-    """Handlers of the built-in commands; `AcpAgent` provides the attributes and methods declared here."""
+    """Handlers of the built-in commands, over the connection's sessions."""
 
-    runner: Runner
-    session_options: SessionOptions
-    client: ClientInfo
+    def __init__(self, runner: Runner, sessions: SessionManager) -> None:
+        self.runner = runner
+        self.sessions = sessions
 
-    async def _live_session(self, session_id: str) -> LiveSession:
-        raise NotImplementedError
+    @property
+    def has_modes(self) -> bool:
+        """True when the agent offers modes (`/mode`)."""
+        return bool(self.sessions.session_options.modes)
 
-    async def apply_mode(self, live: LiveSession, mode_id: str, *, notify_option: bool = True) -> None:
-        raise NotImplementedError
-
-    async def _send_options(self, session: Session) -> None:
-        raise NotImplementedError
+    @property
+    def has_models(self) -> bool:
+        """True when the agent offers models (`/model`)."""
+        return bool(self.sessions.session_options.models)
 
     async def command_mode(self, turn: Turn, args: str) -> StopReason | None:
         """`/mode [id]`."""
-        live = await self._live_session(turn.session.id)
-        modes = self.session_options.modes
+        live = await self.sessions.live(turn.session.id)
+        modes = self.sessions.session_options.modes
         if not args:
             listing = ", ".join(f"{m.id}{' (current)' if m.id == live.session.mode_id else ''}" for m in modes)
             await turn.emit.text(f"Modes: {listing}")
@@ -41,14 +37,14 @@ class BuiltinCommands:
         if args not in {m.id for m in modes}:
             await turn.emit.text(f"Unknown mode {args!r}. Modes: {', '.join(m.id for m in modes)}")
             return "end_turn"
-        await self.apply_mode(live, args)
+        await self.sessions.apply_mode(live, args)
         await turn.emit.text(f"Mode: {args}")
         return "end_turn"
 
     async def command_model(self, turn: Turn, args: str) -> StopReason | None:
         """`/model [id]`."""
-        live = await self._live_session(turn.session.id)
-        models = self.session_options.models
+        live = await self.sessions.live(turn.session.id)
+        models = self.sessions.session_options.models
         current = live.session.config.get("model")
         if not args:
             listing = ", ".join(f"{m.id}{' (current)' if m.id == current else ''}" for m in models)
@@ -57,14 +53,14 @@ class BuiltinCommands:
         if args not in {m.id for m in models}:
             await turn.emit.text(f"Unknown model {args!r}. Models: {', '.join(m.id for m in models)}")
             return "end_turn"
-        self.session_options.set_option(live.session, "model", args, self.client)
-        await self._send_options(live.session)
+        self.sessions.session_options.set_option(live.session, "model", args, self.sessions.client)
+        await self.sessions.send_options(live.session)
         await turn.emit.text(f"Model: {args}")
         return "end_turn"
 
     async def command_clear(self, turn: Turn, args: str) -> StopReason | None:
         """`/clear`: forget the runner state, remembered permissions and transcript."""
-        live = await self._live_session(turn.session.id)
+        live = await self.sessions.live(turn.session.id)
         live.session.state.clear()
         live.server.pop("permissions", None)
         if isinstance(turn, ServerTurn):

@@ -10,6 +10,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from ..config import Command
 from ..ir import Prompt, Text
 from ..runner import Runner, StopReason, ToolLister, Turn
+from .builtins import BuiltinCommands
 
 __all__ = ["CommandSource", "available_commands", "collect_commands", "match_command"]
 
@@ -23,31 +24,13 @@ class CommandSource(Protocol):
         ...
 
 
-class BuiltinOps(Protocol):
-    """What the built-in commands need from the server."""
-
-    @property
-    def has_modes(self) -> bool: ...
-
-    @property
-    def has_models(self) -> bool: ...
-
-    async def command_mode(self, turn: Turn, args: str) -> StopReason | None: ...
-
-    async def command_model(self, turn: Turn, args: str) -> StopReason | None: ...
-
-    async def command_clear(self, turn: Turn, args: str) -> StopReason | None: ...
-
-    async def command_tools(self, turn: Turn, args: str) -> StopReason | None: ...
-
-
 def _builtin(
     name: str, description: str, handler: Callable[[Turn, str], Awaitable[StopReason | None]], hint: str | None = None
 ) -> Command:
     return Command(name=name, description=description, handler=handler, hint=hint)
 
 
-def collect_commands(runner: Runner, custom: Sequence[Command], ops: BuiltinOps) -> dict[str, Command]:
+def collect_commands(runner: Runner, custom: Sequence[Command], ops: BuiltinCommands) -> dict[str, Command]:
     """Every command of an agent by name: built-ins first, then the runner's, then the developer's (later wins)."""
     table: dict[str, Command] = {}
     if ops.has_modes:

@@ -12,8 +12,8 @@ import acp
 from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 from acp.stdio import stdio_streams
 
+from ._sdk import ndjson_transport
 from .agent import AcpAgent
-from .transport import stream_transport
 
 __all__ = ["run_stdio", "serve_stdio", "serve_streams"]
 
@@ -31,7 +31,7 @@ async def serve_streams(agent: AcpAgent, reader: asyncio.StreamReader, writer: a
     """Serve `agent` on a byte stream pair until the peer closes it, then close its sessions."""
     try:
         # AcpAgent leaves out what it does not serve (so those methods answer -32601): cast, not subclass.
-        transport = stream_transport(reader, writer)
+        transport = ndjson_transport(reader, writer)
         if transport is None:  # an SDK without the transport seam: its own sender
             await acp.run_agent(cast(acp.Agent, agent), writer, reader, use_unstable_protocol=True)
         else:

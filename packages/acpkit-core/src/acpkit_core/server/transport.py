@@ -5,19 +5,18 @@ for it, which costs two task switches per message; for a streamed answer that is
 per token. [`DirectSender`][acpkit_core.server.transport.DirectSender] writes each message
 synchronously in call order instead (so ordering is the order of the calls, as before) and
 only waits when the peer reads slower than we write. Reading and framing stay the SDK's
-(`NdjsonTransport`), so the wire format is unchanged.
+(`NdjsonTransport`, reached in `server/_sdk.py`), so the wire format is unchanged.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 from typing import Any
 
 import pydantic_core
 
-__all__ = ["DirectSender", "encode_message", "stream_transport"]
+__all__ = ["DirectSender", "encode_message"]
 
 
 def encode_message(payload: dict[str, Any]) -> bytes:
@@ -55,16 +54,3 @@ class DirectSender:
     async def close(self) -> None:
         """Stop sending (the stream itself belongs to whoever opened it)."""
         self._closed = True
-
-
-def stream_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any | None:
-    """The SDK's NDJSON transport: reads `reader`, sends through a `DirectSender` on `writer`.
-
-    `None` when the installed SDK has no such transport (it is not public API): the caller then
-    serves the streams the SDK's own way.
-    """
-    try:
-        ndjson: Any = importlib.import_module("acp._transport").NdjsonTransport
-    except (ImportError, AttributeError):
-        return None
-    return ndjson(reader, DirectSender(writer))

@@ -1,0 +1,71 @@
+"""Every use of the ACP SDK's private internals, in one place, each with a public fallback.
+
+The server leans on three things the `agent-client-protocol` SDK does not export:
+
+- `ClientSideConnection._conn`, its JSON-RPC `Connection`: the server sends per-token updates
+  already in wire form through `Connection.send_notification` instead of building, validating and
+  dumping a notification model for each. Without it: the typed `Client.session_update`.
+- that connection's `_handler`, a `MessageRouter`: the SDK does not route `session/delete`, so the
+  server adds the route. Without it: `session/delete` answers -32601 and is not advertised.
+- `acp._transport.NdjsonTransport`: the SDK's NDJSON framing over a reader and a sender, so the
+  server can write each message at once through its own
+  [`DirectSender`][acpkit_core.server.transport.DirectSender]. Without it: the SDK's own sender.
+
+The SDK is pinned to a minor range; `tests/core/test_sdk_seams.py` proves each seam is taken on
+the pinned version and that the server still serves everything it advertises without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from acp.connection import Connection
+from acp.meta import AGENT_METHODS
+from acp.router import MessageRouter
+from acp.schema import DeleteSessionRequest
+from acp.utils import normalize_result
+
+from .transport import DirectSender
+
+__all__ = ["Notify", "ndjson_transport", "raw_notifier", "route_session_delete"]
+
+Notify = Callable[[str, Any], Awaitable[None]]
+"""Sends one JSON-RPC notification: the method and its params, already in wire form."""
+
+
+def _connection(conn: object) -> Connection | None:
+    raw: object = getattr(conn, "_conn", None)
+    return raw if isinstance(raw, Connection) else None
+
+
+def raw_notifier(conn: object) -> Notify | None:
+    """The SDK connection's own notification sender, `None` when it cannot be reached."""
+    raw = _connection(conn)
+    return raw.send_notification if raw is not None else None
+
+
+def route_session_delete(conn: object, handler: object) -> bool:
+    """Route `session/delete` to `handler.delete_session`; `False` when the router cannot be reached."""
+    raw = _connection(conn)
+    router: object = getattr(raw, "_handler", None)
+    if not isinstance(router, MessageRouter):
+        return False
+    method = AGENT_METHODS["session_delete"]
+    router.route_request(method, DeleteSessionRequest, handler, "delete_session", adapt_result=normalize_result)
+    return True
+
+
+def ndjson_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any | None:
+    """The SDK's NDJSON transport reading `reader` and sending through a `DirectSender` on `writer`.
+
+    `None` when the installed SDK has no such transport: the caller then serves the streams the
+    SDK's own way.
+    """
+    try:
+        ndjson: Any = importlib.import_module("acp._transport").NdjsonTransport
+    except (ImportError, AttributeError):
+        return None
+    return ndjson(reader, DirectSender(writer))

@@ -1,0 +1,60 @@
+"""Session updates on their way to the client: in wire form when the SDK lets us, in order."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from acp import Client
+
+from ._sdk import Notify, raw_notifier
+from .emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
+
+__all__ = ["Outbox"]
+
+
+class Outbox:
+    """Sends `session/update` notifications on one connection."""
+
+    def __init__(self) -> None:
+        self.conn: Client | None = None
+        """The connection to the client, once connected."""
+        self._notify: Notify | None = None
+        self._background: set[asyncio.Task[None]] = set()
+
+    def connect(self, conn: Client) -> None:
+        """Use `conn` from now on (its raw sender when the SDK exposes it)."""
+        self.conn = conn
+        self._notify = raw_notifier(conn)
+
+    @property
+    def sends_wire_json(self) -> bool:
+        """True when updates go out as wire JSON through the SDK's connection (the fast path)."""
+        return self._notify is not None
+
+    async def send(self, session_id: str, update: SessionUpdate | WireUpdate) -> None:
+        """Send one update (a model or its wire JSON); nothing before a connection exists."""
+        if self.conn is None:
+            return
+        if self._notify is not None:
+            wire = update if isinstance(update, dict) else update_to_json(update)
+            await self._notify("session/update", {"sessionId": session_id, "update": wire})
+            return
+        model = update_from_json(update) if isinstance(update, dict) else update
+        await self.conn.session_update(session_id=session_id, update=model)
+
+    def later(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
+        """Send updates after the current response (used after `session/new` and `session/fork`)."""
+
+        async def send() -> None:
+            for update in updates:
+                await self.send(session_id, update)
+
+        task = asyncio.ensure_future(send())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def close(self) -> None:
+        """Drop updates not sent yet (the connection is ending)."""
+        for task in list(self._background):
+            task.cancel()

@@ -1,0 +1,249 @@
+"""The sessions of one connection: create, reopen, fork, list, close, delete; modes and options."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import uuid
+
+from acp import RequestError
+from acp.schema import ConfigOptionUpdate, CurrentModeUpdate, SessionInfo
+
+from ..config import AgentOptions
+from ..errors import SessionBusyError
+from ..runner import ClientInfo, Runner, Session, SessionDeleter, SessionHooks
+from ..store import SessionStore, open_store
+from ..store.base import now_iso
+from .options import SessionOptions
+from .outbox import Outbox
+from .sessions import LiveSession, WireMcpServer, mcp_servers_from_wire, replay_updates
+
+__all__ = ["SessionManager"]
+
+logger = logging.getLogger("acpkit_core.server")
+
+
+class SessionManager:
+    """Owns the store, the sessions open on this connection and the runner's session hooks."""
+
+    def __init__(self, runner: Runner, options: AgentOptions, session_options: SessionOptions, outbox: Outbox) -> None:
+        self.runner = runner
+        self.options = options
+        self.session_options = session_options
+        self.outbox = outbox
+        self.client = ClientInfo()
+        """What the client advertised in `initialize`."""
+        self._store: SessionStore | None = None
+        self._live: dict[str, LiveSession] = {}
+
+    @property
+    def store(self) -> SessionStore:
+        """The session store (opened on first use)."""
+        if self._store is None:
+            self._store = open_store(self.options.store)
+        return self._store
+
+    # --- open sessions ---------------------------------------------------------------------------
+
+    async def live(self, session_id: str) -> LiveSession:
+        """The open session `session_id`, opened from the store if needed (unknown ids raise)."""
+        live = self._live.get(session_id)
+        if live is None:
+            stored = await self.store.get(session_id)
+            live = self._live[session_id] = LiveSession(session=stored.session, server=stored.server)
+            await self._open_hook(live.session)
+        return live
+
+    def open_session(self, session_id: str) -> LiveSession | None:
+        """The session `session_id` if it is open on this connection."""
+        return self._live.get(session_id)
+
+    async def _open_hook(self, session: Session) -> None:
+        if isinstance(self.runner, SessionHooks):
+            await self.runner.open_session(session)
+
+    async def _close_hook(self, session: Session) -> None:
+        if isinstance(self.runner, SessionHooks):
+            try:
+                await self.runner.close_session(session)
+            except Exception:
+                logger.exception("session %s: close_session hook failed", session.id)
+
+    @staticmethod
+    def _check_cwd(cwd: str) -> None:
+        if not os.path.isabs(cwd):
+            raise RequestError.invalid_params({"details": f"cwd must be an absolute path, got {cwd!r}"})
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    async def new(
+        self, cwd: str, additional_directories: list[str] | None, mcp_servers: list[WireMcpServer] | None
+    ) -> Session:
+        """Create, store and open a session."""
+        self._check_cwd(cwd)
+        now = now_iso()
+        session = Session(
+            id=uuid.uuid4().hex,
+            cwd=cwd,
+            mcp_servers=mcp_servers_from_wire(mcp_servers),
+            additional_directories=tuple(additional_directories or ()),
+            created_at=now,
+            updated_at=now,
+        )
+        self.session_options.initialise(session)
+        live = LiveSession(session=session)
+        await self.store.create(session, server=live.server)
+        self._live[session.id] = live
+        await self._open_hook(session)
+        return session
+
+    async def reopen(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None,
+        mcp_servers: list[WireMcpServer] | None,
+        *,
+        replay: bool,
+    ) -> Session:
+        """Open a stored session with the client's cwd and MCP servers; replay its transcript if asked."""
+        self._check_cwd(cwd)
+        stored = await self.store.get(session_id)
+        live = self._live.get(session_id)
+        if live is not None and live.turn is not None:
+            raise SessionBusyError(f"session {session_id!r} is running a turn; cancel it before loading it again")
+        session = stored.session
+        session.cwd = cwd
+        session.mcp_servers = mcp_servers_from_wire(mcp_servers)
+        if additional_directories is not None:
+            session.additional_directories = tuple(additional_directories)
+        if live is not None:
+            await self._close_hook(live.session)
+        self._live[session_id] = LiveSession(session=session, server=stored.server)
+        await self._open_hook(session)
+        if replay:
+            for update in replay_updates(session_id, await self.store.transcript(session_id)):
+                await self.outbox.send(session_id, update)
+        return session
+
+    async def fork(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None,
+        mcp_servers: list[WireMcpServer] | None,
+    ) -> Session:
+        """Copy a stored session (state, transcript, mode, options) into a new one."""
+        self._check_cwd(cwd)
+        stored = await self.store.get(session_id)
+        transcript = await self.store.transcript(session_id)
+        now = now_iso()
+        source = stored.session
+        session = Session(
+            id=uuid.uuid4().hex,
+            cwd=cwd,
+            mcp_servers=mcp_servers_from_wire(mcp_servers),
+            additional_directories=tuple(additional_directories or source.additional_directories),
+            mode_id=source.mode_id,
+            config=dict(source.config),
+            state=copy.deepcopy(source.state),
+            title=source.title,
+            created_at=now,
+            updated_at=now,
+            parent_id=source.id,
+        )
+        await self.store.create(session, server=stored.server, transcript=transcript)
+        self._live[session.id] = LiveSession(session=session, server=copy.deepcopy(stored.server))
+        await self._open_hook(session)
+        return session
+
+    async def page(self, cwd: str | None, cursor: str | None) -> tuple[list[SessionInfo], str | None]:
+        """Stored sessions, most recent first, optionally for one cwd; and the next page's cursor."""
+        page = await self.store.list(cwd=cwd, cursor=cursor)
+        infos = [
+            SessionInfo(
+                session_id=s.id,
+                cwd=s.cwd,
+                title=s.title,
+                updated_at=s.updated_at or None,
+                additional_directories=list(s.additional_directories) or None,
+            )
+            for s in page.sessions
+        ]
+        return infos, page.next_cursor
+
+    async def _end(self, live: LiveSession) -> None:
+        if live.turn is not None:
+            live.turn.cancel()
+            await live.idle.wait()
+        await self._close_hook(live.session)
+
+    async def close(self, session_id: str) -> None:
+        """Cancel the running turn (if any), wait for it to end, and free the session."""
+        live = self._live.pop(session_id, None)
+        if live is None:
+            await self.store.get(session_id)  # unknown ids answer -32002
+            return
+        await self._end(live)
+
+    async def delete(self, session_id: str) -> None:
+        """Close the session, let the runner forget its data, then drop it from the store."""
+        live = self._live.pop(session_id, None)
+        if live is None:
+            session = (await self.store.get(session_id)).session
+        else:
+            await self._end(live)
+            session = live.session
+        if isinstance(self.runner, SessionDeleter):
+            await self.runner.delete_session(session)
+        await self.store.delete(session_id)
+
+    async def shutdown(self) -> None:
+        """Cancel running turns, close every open session (hooks) and the store."""
+        for live in list(self._live.values()):
+            if live.turn is not None:
+                live.turn.cancel()
+        for session_id in list(self._live):
+            live = self._live.pop(session_id)
+            await self._close_hook(live.session)
+        if self._store is not None:
+            await self._store.close()
+            self._store = None
+
+    # --- modes and config options ---------------------------------------------------------------
+
+    async def apply_mode(self, live: LiveSession, mode_id: str, *, notify_option: bool = True) -> None:
+        """Switch mode, persist, and tell the client (mode and, if asked, the option list)."""
+        session = live.session
+        self.session_options.set_mode(session, mode_id)
+        session.updated_at = now_iso()
+        await self.store.save(session, server=live.server)
+        await self.outbox.send(
+            session.id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
+        )
+        if notify_option:
+            await self.send_options(session)
+
+    async def send_options(self, session: Session) -> None:
+        """Send the session's config options (if it has any)."""
+        options = self.session_options.wire_options(session, self.client)
+        if options:
+            await self.outbox.send(
+                session.id,
+                ConfigOptionUpdate(session_update="config_option_update", config_options=options),  # pyright: ignore[reportArgumentType]
+            )
+
+    async def set_option(self, session_id: str, config_id: str, value: str | bool) -> Session:
+        """Set one config option, persist, and tell the client when it switched the mode."""
+        live = await self.live(session_id)
+        session = live.session
+        old_mode = session.mode_id
+        self.session_options.set_option(session, config_id, value, self.client)
+        session.updated_at = now_iso()
+        await self.store.save(session, server=live.server)
+        if session.mode_id != old_mode and session.mode_id is not None:
+            await self.outbox.send(
+                session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=session.mode_id)
+            )
+        return session

@@ -1,0 +1,177 @@
+"""One `session/prompt` from start to stop reason: the turn, the race with cancel, the record."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import logging
+from collections.abc import Awaitable, Sequence
+from typing import Any
+
+from acp.schema import (
+    AudioContentBlock,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    PromptResponse,
+    ResourceContentBlock,
+    SessionInfoUpdate,
+    TextContentBlock,
+)
+
+from ..config import AgentOptions, Command
+from ..errors import SessionBusyError
+from ..runner import Runner, StopReason
+from ..store.base import now_iso
+from ._prompt import parse_prompt, prompt_title
+from .commands import match_command
+from .emitter import TurnEmitter
+from .session_manager import SessionManager
+from .sessions import LiveSession
+from .turn import ServerTurn
+
+__all__ = ["CANCEL_GRACE_S", "PromptBlock", "TurnRunner"]
+
+logger = logging.getLogger("acpkit_core.server")
+
+CANCEL_GRACE_S = 0.05
+"""How long a cancelled runner may take to return on its own before its task is cancelled."""
+
+PromptBlock = (
+    TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
+)
+
+
+class TurnRunner:
+    """Runs prompt turns on the connection's sessions: one at a time per session."""
+
+    def __init__(
+        self, runner: Runner, options: AgentOptions, sessions: SessionManager, commands: dict[str, Command]
+    ) -> None:
+        self.runner = runner
+        self.options = options
+        self.sessions = sessions
+        self.commands = commands
+
+    async def prompt(self, session_id: str, blocks: list[PromptBlock]) -> PromptResponse:
+        """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600)."""
+        live = await self.sessions.live(session_id)
+        if live.turn is not None:
+            raise SessionBusyError(
+                f"session {session_id!r} is still running a turn; wait for its response or send session/cancel"
+            )
+        parsed = parse_prompt(blocks)
+        session = live.session
+        session_options = self.sessions.session_options
+        outbox = self.sessions.outbox
+        emitter = TurnEmitter(
+            functools.partial(outbox.send, session_id),
+            coalesce_ms=self.options.coalesce_ms,
+            context_window=session_options.context_window(session),
+        )
+        turn = ServerTurn(
+            session=session,
+            prompt=parsed,
+            emitter=emitter,
+            client=self.sessions.client,
+            conn=outbox.conn,
+            mode=session_options.mode(session),
+            policy=self.options.permission_policy,
+            remembered=live.remembered,
+            tool_kinds=self.options.tool_kinds,
+            allowed_paths=tuple(self.options.allowed_paths),
+        )
+        live.turn = turn
+        live.idle.clear()
+        try:
+            return await self._run(live, turn, blocks)
+        finally:
+            live.turn = None
+            live.reset_transcript = False
+            live.idle.set()
+
+    def cancel(self, session_id: str) -> None:
+        """End the session's running turn with `cancelled` (nothing when none runs)."""
+        live = self.sessions.open_session(session_id)
+        if live is not None and live.turn is not None:
+            live.turn.cancel()
+
+    async def _run(self, live: LiveSession, turn: ServerTurn, blocks: Sequence[PromptBlock]) -> PromptResponse:
+        session = live.session
+        emitter = turn.emit
+        state_before = copy.deepcopy(session.state)
+        await emitter.user_message(blocks)
+        if session.title is None:
+            title = prompt_title(turn.prompt)
+            if title:
+                session.title = title
+                await emitter.send_unrecorded(
+                    SessionInfoUpdate(session_update="session_info_update", title=title, updated_at=now_iso())
+                )
+        command = match_command(turn.prompt, self.commands)
+        work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
+        stop = await self._race(live, turn, work, state_before)
+        await emitter.flush()
+        if emitter.open_tool_calls:
+            reason = "cancelled" if stop == "cancelled" else "the agent ended the turn without finishing this tool call"
+            await emitter.close_open_tool_calls(reason)
+        live.server["permissions"] = turn.remembered.to_json()
+        if emitter.turn_usage is not None:
+            totals = live.server.setdefault("usage", {})
+            for key, value in emitter.turn_usage.model_dump(exclude_none=True).items():
+                if isinstance(value, int):
+                    totals[key] = totals.get(key, 0) + value
+        session.updated_at = now_iso()
+        await self.sessions.store.save(
+            session,
+            server=live.server,
+            append=emitter.recorded,
+            reset_transcript=live.reset_transcript,
+        )
+        return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)
+
+    async def _race(
+        self,
+        live: LiveSession,
+        turn: ServerTurn,
+        work: Awaitable[StopReason | None],
+        state_before: dict[str, Any],
+    ) -> StopReason:
+        task: asyncio.Future[StopReason | None] = asyncio.ensure_future(work)
+        cancelled = asyncio.ensure_future(turn.wait_cancelled())
+        try:
+            await asyncio.wait({task, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            cancelled.cancel()
+        if not task.done():
+            done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
+            if not done:
+                task.cancel()
+                await asyncio.wait({task}, timeout=1.0)
+        if not task.done() or task.cancelled():
+            return "cancelled"
+        exc = task.exception()
+        if exc is not None:
+            if turn.cancelled:
+                return "cancelled"
+            await self._runner_failed(live, turn, exc, state_before)
+            return "end_turn"
+        result = task.result()
+        if turn.cancelled:
+            return "cancelled"
+        return result or "end_turn"
+
+    async def _runner_failed(
+        self, live: LiveSession, turn: ServerTurn, exc: BaseException, state_before: dict[str, Any]
+    ) -> None:
+        logger.error("session %s: the runner raised %s", live.session.id, type(exc).__name__, exc_info=exc)
+        live.session.state = state_before
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        message = f"The agent failed: {type(exc).__name__}" + (f": {detail}" if detail else "") + "."
+        try:
+            await turn.emit.agent_message(message)
+        except Exception:
+            logger.exception("session %s: could not report the failure to the client", live.session.id)
