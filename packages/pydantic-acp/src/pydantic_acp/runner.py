@@ -32,6 +32,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from ._bridge import AcpBridge, ListeningAcpBridge
+from ._unstreamed import streaming_model
 from .client_tools import CLIENT_TOOL_NAMES, client_toolset
 from .events import EventProjector
 from .history import load_history, save_history
@@ -153,7 +154,7 @@ class PydanticRunner:
                     result = await agent.run(
                         render_prompt(turn.prompt),
                         message_history=history,
-                        model=self.model_for(turn.model_id),
+                        model=streaming_model(self.model_for(turn.model_id) or agent.model),
                         deps=self._deps_factory(turn) if self._deps_factory else None,
                         toolsets=toolsets,
                         capabilities=[bridge],
