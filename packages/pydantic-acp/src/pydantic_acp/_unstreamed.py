@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
@@ -22,9 +22,6 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
 __all__ = ["UnstreamedModel", "can_stream", "streaming_model"]
-
-_M = TypeVar("_M")
-
 
 def can_stream(model: Model) -> bool:
     """False for a model known to lack streamed requests (its `request_stream` is the base one, or a
@@ -36,7 +33,7 @@ def can_stream(model: Model) -> bool:
     return type(model).request_stream is not Model.request_stream
 
 
-def streaming_model(model: _M) -> _M | UnstreamedModel:
+def streaming_model(model: Model | str | None) -> Model | str | None:
     """`model` itself when it can stream (or is a name), else wrapped in an `UnstreamedModel`."""
     if isinstance(model, Model) and not can_stream(model):
         return UnstreamedModel(model)
