@@ -332,7 +332,12 @@ async def test_read_for_diff(project: Path) -> None:
         host = ClientHost(conn, SESSION, ALL, cwd=str(project))
         assert await host.read_for_diff(app) == "one\ntwo\nthree\n"
         assert client.requests[-1][0] == "fs/read_text_file"  # the client's view, not the disk
+        requests = len(client.requests)
         assert await host.read_for_diff(str(project / "new.py")) is None
+        assert len(client.requests) == requests  # a new file beside others: no failing request to show
+        # a directory this machine does not see: the client is asked, its "not found" means a new file
+        assert await host.read_for_diff(str(project / "elsewhere" / "new.py")) is None
+        assert client.requests[-1][0] == "fs/read_text_file"
         # without fs.readTextFile the file comes from disk
         disk = ClientHost(conn, SESSION, ClientInfo(terminal=True), cwd=str(project))
         requests = len(client.requests)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -178,6 +179,44 @@ async def test_client_tools_read_write_and_run_through_the_client() -> None:
     assert write.status == "completed"
     assert any(isinstance(c, TerminalToolCallContent) for c in run.content)
     assert "exit code 0" in str(returns["x1"].content) and "new text" in str(returns["x1"].content)
+
+
+async def test_writing_a_new_file_reads_nothing_first(caplog: pytest.LogCaptureFixture) -> None:
+    script = Script(
+        [
+            [call("write_file", '{"path": "fresh.txt", "content": "first words\\n"}', id="w1")],
+            [call("save_file", '{"path": "other.txt", "text": "more\\n"}', id="s1")],
+            ["done"],
+        ]
+    )
+    agent = Agent(script.model)
+
+    @agent.tool_plain
+    def save_file(path: str, text: str) -> str:
+        """Write a file on disk."""
+        Path(root, path).write_text(text)
+        return "saved"
+
+    acp_agent = create_acp_agent(agent, store="memory", client_tools=True, tool_kinds={"save_file": "edit"})
+    async with AcpTestClient.connect(acp_agent) as c:
+        root = c.root
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("write two new files", session_id=sid)
+        requests = [method for method, _ in c.requests]
+    assert r.stop_reason == "end_turn"
+    assert "fs/read_text_file" not in requests  # nothing the client would show as a failed read
+    assert requests == ["fs/write_text_file"]
+    for call_id, name, text in (("w1", "fresh.txt", "first words\n"), ("s1", "other.txt", "more\n")):
+        tool_call = r.tool_calls[call_id]
+        diff = next(x for x in tool_call.content if isinstance(x, FileEditToolCallContent))
+        assert (tool_call.status, diff.path, diff.old_text, diff.new_text) == (
+            "completed",
+            str(root / name),
+            None,
+            text,
+        )
+    assert [rec.getMessage() for rec in caplog.records if rec.levelno >= logging.WARNING] == []
 
 
 async def test_client_tools_refuse_paths_outside_the_project() -> None:

@@ -45,6 +45,9 @@ __all__ = ["ClientConnection", "ClientHost", "CommandResult", "Terminal"]
 
 T = TypeVar("T")
 
+_RESOURCE_NOT_FOUND = -32002
+"""The JSON-RPC error code of ACP's "resource not found" (a file the client does not have)."""
+
 _CLEANUP_TIMEOUT = 5.0
 """Seconds to wait for the client to answer kill/release during cleanup."""
 
@@ -344,9 +347,13 @@ class ClientHost:
         """The current text of a file for an edit diff, or None when the file does not exist.
 
         Asks the client when it serves `fs/read_text_file` (so the diff is against what the user
-        sees); otherwise reads the file from disk. The path policy applies either way.
+        sees); otherwise reads the file from disk. The path policy applies either way. A new file
+        costs no request: when its directory is on this machine and the file is not, the original is
+        empty; and a client answering "resource not found" (-32002) means the same, silently.
         """
         path = self.check_path(path)
+        if os.path.isdir(os.path.dirname(path)) and not os.path.lexists(path):
+            return None  # a new file: asking the client would only show the user a failed request
         if not self.can_read:
             try:
                 with open(path, encoding="utf-8", errors="replace") as file:
@@ -357,8 +364,9 @@ class ClientHost:
                 raise HostError(f"cannot read {path}: {error.strerror or error}") from error
         try:
             return await self.read_text_file(path)
-        except HostError:
-            if not os.path.exists(path):
+        except HostError as error:
+            cause = error.__cause__
+            if (isinstance(cause, RequestError) and cause.code == _RESOURCE_NOT_FOUND) or not os.path.exists(path):
                 return None
             raise
 
