@@ -7,9 +7,11 @@ Run it in an editor (Zed, Toad, ...) or in the terminal:
 
 Offline (the default) a scripted model shows every feature without an API key: it thinks aloud,
 writes a plan, reads a file through the editor (`read_file`, so unsaved changes are seen), asks
-your permission before writing `acpkit-notes.md` (`write_file`, shown as a diff), and answers.
+your permission before writing `acpkit-notes.md` (`write_file`, shown as a diff), and answers; when
+a call is refused or fails it says so. The editor's model picker (the `model` config option) offers
+a second scripted model, `offline-summariser`, that only reads the file and answers in one line.
 
-With a real provider, set `ACPKIT_MODEL` and the provider's key:
+With a real provider, set `ACPKIT_MODEL` and the provider's key (it is offered first in the picker):
 
     ACPKIT_MODEL=openai:gpt-4o OPENAI_API_KEY=... acpkit run examples/pydantic_agent.py
 """
@@ -20,6 +22,7 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator
+from typing import cast
 
 from acpkit_core.config import STANDARD_MODES
 from acpkit_core.permissions import PermissionPolicy
@@ -46,71 +49,114 @@ def _call(index: int, name: str, args: dict[str, object], call_id: str) -> dict[
     return {index: DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=call_id)}
 
 
-async def _offline(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[_Chunk]:
+def _this_turn(messages: list[ModelMessage]) -> tuple[str, dict[str, ToolReturnPart]]:
+    """The turn's prompt and the tool results since it (by tool name), in the order they came.
+
+    pydantic-ai may put the new prompt in the same request as the answers to an earlier turn's
+    calls (a cancelled turn's refused call, say): only what comes after the prompt belongs to this turn.
+    """
+    parts = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts]
+    start = max(i for i, p in enumerate(parts) if isinstance(p, UserPromptPart))
+    prompt = str(cast(UserPromptPart, parts[start]).content)
+    return prompt, {p.tool_name: p for p in parts[start + 1 :] if isinstance(p, ToolReturnPart)}
+
+
+def _why(result: ToolReturnPart) -> str:
+    if result.outcome == "denied":
+        return "you declined it"
+    first = str(result.content).strip().splitlines()
+    return first[0][:200] if first else result.outcome
+
+
+async def _planner(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[_Chunk]:
     """A scripted model: plan, read a file through the editor, write notes (with permission), answer."""
     tools = {t.name for t in info.function_tools}
-    turn_start = max(
-        i
-        for i, m in enumerate(messages)
-        if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)
-    )
-    prompt = next(str(p.content) for p in messages[turn_start].parts if isinstance(p, UserPromptPart))
-    returns = [
-        p
-        for m in messages[turn_start:]
-        if isinstance(m, ModelRequest)
-        for p in m.parts
-        if isinstance(p, ToolReturnPart)
-    ]
-    done = {p.tool_name: p for p in returns}
+    prompt, done = _this_turn(messages)
     mentioned = re.search(r"[\w./-]+\.\w+", prompt)
     path = mentioned.group(0) if mentioned else "README.md"
+    plan = "update_plan" in tools
+    read, written = done.get("read_file"), done.get("write_file")
+    last_plan = done["update_plan"].tool_call_id if "update_plan" in done else None
 
-    if not returns:
+    if read is None:
         yield {0: DeltaThinkingPart(content=f"The user said: {prompt[:80]!r}. ")}
         yield {0: DeltaThinkingPart(content=f"I'll read {path} through the editor, then write short notes.")}
         yield f"Let me look at `{path}` first.\n"
-        if "update_plan" in tools:
+        if plan:
             yield _call(1, "update_plan", _plan("in_progress", "pending", "pending"), "plan-1")
         if "read_file" in tools:
             yield _call(2, "read_file", {"path": path}, "read-1")
             return
         yield "(This editor does not share its files with me, so I can only talk.)"
         return
-    if "write_file" not in done and "write_file" in tools and "read_file" in done:
-        read = done["read_file"]
-        text = str(read.content).strip() if read.outcome == "success" else ""
+    if read.outcome != "success":
+        # Nothing was read: say so, write nothing, and leave the plan's steps undone.
+        if plan and last_plan == "plan-1":
+            yield _call(1, "update_plan", _plan("pending", "pending", "completed"), "plan-2")
+            return
+        yield f"I could not read `{path}` ({_why(read)}), so I wrote no notes."
+        return
+    if written is None and "write_file" in tools:
+        text = str(read.content).strip()
         first = text.splitlines()[0][:100] if text else "(nothing)"
-        if "update_plan" in tools:
+        if plan:
             yield _call(1, "update_plan", _plan("completed", "in_progress", "pending"), "plan-2")
         notes = f"# Notes\n\nFirst line of {path}: {first}\n"
         yield _call(2, "write_file", {"path": "acpkit-notes.md", "content": notes}, "write-1")
         return
-    if "update_plan" in tools and "plan-3" not in {p.tool_call_id for p in returns}:
-        yield _call(1, "update_plan", _plan("completed", "completed", "completed"), "plan-3")
+    wrote = written is not None and written.outcome == "success"
+    if plan and last_plan != "plan-3":
+        yield _call(1, "update_plan", _plan("completed", "completed" if wrote else "pending", "completed"), "plan-3")
         return
-    written = done.get("write_file")
-    if written is not None and written.outcome == "success":
+    if wrote:
         yield f"Done: I read `{path}` and wrote my notes to `acpkit-notes.md`."
+    elif written is not None:
+        yield f"I read `{path}` but did not write any notes ({_why(written)})."
     else:
-        yield f"I read `{path}` but did not write any notes (you declined, or it failed)."
+        yield f"I read `{path}`; this editor does not let me write files, so I wrote no notes."
 
 
-def _model() -> str | FunctionModel:
-    return os.environ.get("ACPKIT_MODEL") or FunctionModel(stream_function=_offline, model_name="offline-demo")
+async def _summariser(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[_Chunk]:
+    """A second scripted model, terser: it reads the file and answers in one line, writing nothing."""
+    prompt, done = _this_turn(messages)
+    mentioned = re.search(r"[\w./-]+\.\w+", prompt)
+    path = mentioned.group(0) if mentioned else "README.md"
+    read = done.get("read_file")
+    if read is None and "read_file" in {t.name for t in info.function_tools}:
+        yield _call(0, "read_file", {"path": path}, "summary-read-1")
+    elif read is None:
+        yield "Summary: this editor does not share its files with me."
+    elif read.outcome != "success":
+        yield f"Summary: I could not read `{path}` ({_why(read)})."
+    else:
+        lines = str(read.content).strip().splitlines()
+        yield f"Summary of `{path}`: {len(lines)} lines, starting with {lines[0][:80] if lines else '(nothing)'!r}."
 
 
-_agent = Agent(_model(), name="pydantic-example", instructions=INSTRUCTIONS)
+OFFLINE_MODELS = (
+    FunctionModel(stream_function=_planner, model_name="offline-planner"),
+    FunctionModel(stream_function=_summariser, model_name="offline-summariser"),
+)
+"""The scripted models offered in the `model` picker (the first is the default)."""
+
+
+def _models() -> list[str | FunctionModel]:
+    real = os.environ.get("ACPKIT_MODEL")
+    return [real, *OFFLINE_MODELS] if real else [*OFFLINE_MODELS]
+
+
+_agent = Agent(OFFLINE_MODELS[0], name="pydantic-example", instructions=INSTRUCTIONS)
 
 acp_agent = create_acp_agent(
     _agent,
+    models=_models(),
     title="pydantic-ai example agent",
     client_tools=True,
     plan_tool=True,
     modes=STANDARD_MODES,
     permission_policy=PermissionPolicy(ask=("write_file", "run_command")),
 )
-"""What `acpkit run examples/pydantic_agent.py` serves."""
+"""What both `acpkit run examples/pydantic_agent.py` and `python examples/pydantic_agent.py` serve."""
 
 if __name__ == "__main__":
     run_stdio(acp_agent)

@@ -1,51 +1,144 @@
-"""examples/pydantic_agent.py works offline, over real stdio, as `acpkit run` would serve it."""
+"""examples/pydantic_agent.py works offline, over real stdio, however it is started."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from acp.schema import AgentPlanUpdate, FileEditToolCallContent
+from acp.schema import AgentPlanUpdate, FileEditToolCallContent, RequestPermissionRequest
 from acpkit_core.testing import AcpTestClient
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "pydantic_agent.py")
+ACPKIT = str(Path(sys.executable).with_name("acpkit"))
+OFFLINE = {"ACPKIT_MODEL": ""}
+
+
+def _plan(r: Any) -> list[str]:
+    plans = [u for u in r.updates if isinstance(u, AgentPlanUpdate)]
+    return [e.status for e in plans[-1].entries]
 
 
 @pytest.mark.parametrize(("answer", "written"), [("allow_once", True), ("reject_once", False)])
 async def test_example_agent_offline(tmp_path: Path, answer: str, written: bool) -> None:
     (tmp_path / "README.md").write_text("# My project\nIt does things.\n")
-    env = {"ACPKIT_MODEL": ""}
-    async with AcpTestClient.spawn(sys.executable, EXAMPLE, root=tmp_path, env=env, permission_answers=[answer]) as c:
+    async with AcpTestClient.spawn(
+        sys.executable, EXAMPLE, root=tmp_path, env=OFFLINE, permission_answers=[answer]
+    ) as c:
         await c.initialize()
         sid = await c.new_session()
         r = await c.prompt("Summarise README.md please", session_id=sid)
+        reads = [params["path"] for method, params in c.requests if method == "fs/read_text_file"]
     assert r.stop_reason == "end_turn"
     assert "README.md" in r.thoughts
     assert r.tool_calls["read-1"].status == "completed"
     assert r.tool_calls["read-1"].kind == "read"
+    assert reads == [str(tmp_path / "README.md")]  # the new notes file is not read first (no failed request)
     assert [p.tool_call.tool_call_id for p in r.permission_requests] == ["write-1"]
-    plans = [u for u in r.updates if isinstance(u, AgentPlanUpdate)]
-    assert [e.status for e in plans[-1].entries] == ["completed", "completed", "completed"]
     notes = tmp_path / "acpkit-notes.md"
     assert notes.exists() == written
     if written:
+        assert _plan(r) == ["completed", "completed", "completed"]
         assert notes.read_text() == "# Notes\n\nFirst line of README.md: # My project\n"
         diff = next(x for x in r.tool_calls["write-1"].content if isinstance(x, FileEditToolCallContent))
         assert diff.old_text is None and diff.new_text == notes.read_text()
         assert r.text.endswith("wrote my notes to `acpkit-notes.md`.")
     else:
+        assert _plan(r) == ["completed", "pending", "completed"]  # the refused step is not marked done
         assert r.tool_calls["write-1"].status == "failed"
-        assert r.text.endswith("did not write any notes (you declined, or it failed).")
+        assert r.text.endswith("I read `README.md` but did not write any notes (you declined it).")
+
+
+async def test_a_file_it_cannot_read_is_reported_as_not_read(tmp_path: Path) -> None:
+    async with AcpTestClient.spawn(sys.executable, EXAMPLE, root=tmp_path, env=OFFLINE) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("Summarise README.md please", session_id=sid)
+    assert r.stop_reason == "end_turn"
+    assert r.tool_calls["read-1"].status == "failed"
+    assert "write-1" not in r.tool_calls and r.permission_requests == []
+    assert _plan(r) == ["pending", "pending", "completed"]
+    assert r.text.endswith(
+        "I could not read `README.md` (fs/read_text_file: the client answered with an error: "
+        "Resource not found), so I wrote no notes."
+    )
+    assert not (tmp_path / "acpkit-notes.md").exists()
+
+
+async def test_a_turn_cancelled_at_the_permission_question_leaves_nothing_for_the_next(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Project\n")
+    holder: dict[str, AcpTestClient] = {}
+    answers = ["cancel", "allow_once"]
+
+    async def answer(request: RequestPermissionRequest) -> str:
+        if answers.pop(0) == "cancel":
+            await holder["c"].cancel(request.session_id)  # session/cancel while the question is open
+            await asyncio.sleep(30)
+        return "allow_once"
+
+    async with AcpTestClient.spawn(sys.executable, EXAMPLE, root=tmp_path, env=OFFLINE, permission_answers=answer) as c:
+        holder["c"] = c
+        await c.initialize()
+        sid = await c.new_session()
+        first = await c.prompt("Summarise README.md please", session_id=sid)
+        second = await c.prompt("Summarise README.md please", session_id=sid)
+    assert first.stop_reason == "cancelled"
+    assert first.tool_calls["write-1"].status == "failed"
+    assert not first.text.startswith("Done")
+    # The next turn starts over: it reads, asks again, writes, and reports only what it did itself.
+    assert second.stop_reason == "end_turn"
+    assert list(second.tool_calls) == ["read-1", "write-1"]
+    assert [p.tool_call.tool_call_id for p in second.permission_requests] == ["write-1"]
+    assert (
+        second.text
+        == "Let me look at `README.md` first.\nDone: I read `README.md` and wrote my notes to `acpkit-notes.md`."
+    )
+
+
+async def test_the_model_picker_switches_to_the_second_offline_model(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# My project\nIt does things.\n")
+    async with AcpTestClient.spawn(sys.executable, EXAMPLE, root=tmp_path, env=OFFLINE) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        assert c.last_session is not None and c.last_session.config_options is not None
+        (model,) = [o for o in c.last_session.config_options if o.id == "model"]
+        assert model.category == "model" and model.current_value == "function:offline-planner"
+        assert [v.value for v in model.options] == ["function:offline-planner", "function:offline-summariser"]
+        changed = await c.set_config_option(sid, "model", "function:offline-summariser")
+        r = await c.prompt("Summarise README.md please", session_id=sid)
+    (after,) = [o for o in changed.config_options if o.id == "model"]
+    assert after.current_value == "function:offline-summariser"
+    assert r.stop_reason == "end_turn" and r.permission_requests == []
+    assert list(r.tool_calls) == ["summary-read-1"]
+    assert r.text == "Summary of `README.md`: 2 lines, starting with '# My project'."
+
+
+async def _announced(*command: str, root: Path) -> tuple[Any, Any]:
+    async with AcpTestClient.spawn(*command, root=root, env=OFFLINE) as c:
+        init = await c.initialize()
+        await c.new_session()
+        session = c.last_session
+    assert session is not None
+    return init.agent_info, session.model_dump(exclude={"session_id"}, by_alias=True)
+
+
+async def test_acpkit_run_and_python_announce_the_same_agent(tmp_path: Path) -> None:
+    direct = await _announced(sys.executable, EXAMPLE, root=tmp_path)
+    served = await _announced(ACPKIT, "run", EXAMPLE, root=tmp_path)
+    assert served == direct
+    info, session = served
+    assert (info.name, info.title) == ("pydantic-example", "pydantic-ai example agent")
+    assert [m["id"] for m in session["modes"]["availableModes"]] == ["agentic", "interactive", "readonly", "planning"]
 
 
 async def test_acpkit_run_serves_the_example(tmp_path: Path) -> None:
-    acpkit = str(Path(sys.executable).with_name("acpkit"))
     (tmp_path / "README.md").write_text("# Project\n")
     async with AcpTestClient.spawn(
-        acpkit, "run", EXAMPLE, root=tmp_path, env={"ACPKIT_MODEL": ""}, permission_answers=["allow_once"]
+        ACPKIT, "run", EXAMPLE, root=tmp_path, env=OFFLINE, permission_answers=["allow_once"]
     ) as c:
         init = await c.initialize()
         sid = await c.new_session()
