@@ -39,10 +39,10 @@ from langgraph.types import Command
 
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, current_binding
+from ._history import StartsTracker, answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._hitl import plan_questions, resume_value, to_decision
 from ._mcp import McpConnections
 from ._stream import StreamMapper
-from ._tools import ToolCallTracker
 from .callbacks import AcpCallbackHandler
 from .mappers import LangGraphSessionState, stop_reason_from_error
 from .middleware.mcp import MCP_MIDDLEWARE_NAME
@@ -218,7 +218,7 @@ class LangGraphRunner:
             await self.open_session(session)
         graph = await self.graph_for(session, turn.model_id)
         state = LangGraphSessionState.extract(session.state, session.id)
-        tracker = ToolCallTracker(turn.emit, turn, cwd=session.cwd)
+        tracker = StartsTracker(turn.emit, turn, cwd=session.cwd)
         connections = self._mcp.get(session.id)
         binding = Binding(
             emit=turn.emit,
@@ -257,6 +257,7 @@ class LangGraphRunner:
         drive.cancel()
         with suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(drive, timeout=5)
+        remember_unstarted(session.state, tracker.unstarted_ids())
         await tracker.close_open("Cancelled")
         return "cancelled"
 
@@ -272,9 +273,11 @@ class LangGraphRunner:
             await graph.aupdate_state(config, parent.values)
 
     async def _drive(
-        self, graph: Graph, turn: Turn, config: RunnableConfig, mapper: StreamMapper, tracker: ToolCallTracker
+        self, graph: Graph, turn: Turn, config: RunnableConfig, mapper: StreamMapper, tracker: StartsTracker
     ) -> StopReason:
-        run_input: Any = {"messages": [human_message(turn.prompt, root_dir=turn.session.cwd)]}
+        state = turn.session.state
+        unanswered = answer_unanswered(state, await _committed_messages(graph, config)) if was_stopped(state) else []
+        run_input: Any = {"messages": [*unanswered, human_message(turn.prompt, root_dir=turn.session.cwd)]}
         while True:
             try:
                 stream: Any = graph.astream(  # pyright: ignore[reportUnknownMemberType]
@@ -284,6 +287,7 @@ class LangGraphRunner:
                     await mapper.feed(namespace, mode, data)
             except Exception as error:
                 reason = stop_reason_from_error(error)
+                remember_unstarted(state, tracker.unstarted_ids())
                 if reason is None:
                     await tracker.close_open(f"Failed: {error}")
                     raise
@@ -311,11 +315,22 @@ class LangGraphRunner:
                     raw_input=ask.args,
                 )
                 if decision.outcome == "cancelled":
+                    remember_unstarted(state, tracker.unstarted_ids())
                     await tracker.close_open("Cancelled")
                     return "cancelled"
                 edited = self.edit_tool_call(ask.name, ask.args, decision) if self.edit_tool_call else None
                 decisions[ask.tool_call_id] = to_decision(decision, edited_args=edited, name=ask.name)
             run_input = Command(resume=resume_value(asks, decisions))
+
+
+async def _committed_messages(graph: Graph, config: RunnableConfig) -> list[BaseMessage]:
+    """The thread's messages as its last checkpoint has them (without the writes of a step that was
+    stopped midway, which `aget_state` shows but a new run does not start from)."""
+    saver: object = graph.checkpointer  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if not isinstance(saver, BaseCheckpointSaver):
+        return messages_of((await graph.aget_state(config)).values)
+    saved = await cast(BaseCheckpointSaver[Any], saver).aget_tuple(config)
+    return messages_of(saved.checkpoint["channel_values"] if saved is not None else None)
 
 
 def has_mcp_middleware(graph: Graph) -> bool:
