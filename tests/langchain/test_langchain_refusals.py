@@ -42,7 +42,8 @@ def _seen(messages: list[BaseMessage]) -> list[tuple[str, str]]:
 
 WRITE = Reply(calls=[Call("write_file", {"path": "a.txt", "content": "x"}, "w1")])
 REFUSED = {
-    "hitl": "error: User rejected the tool call for `write_file` with reason: The user declined this tool call in the editor.",
+    "hitl": "error: User rejected the tool call for `write_file` with reason: "
+    "The user declined this tool call in the editor.",
     "middleware": "error: The user rejected the call to `write_file`; do not retry it unless asked.",
 }
 

@@ -23,6 +23,7 @@ from pydantic_ai.tools import RunContext
 
 __all__ = ["UnstreamedModel", "can_stream", "streaming_model"]
 
+
 def can_stream(model: Model) -> bool:
     """False for a model known to lack streamed requests (its `request_stream` is the base one, or a
     `FunctionModel` without `stream_function`); wrappers are looked through."""

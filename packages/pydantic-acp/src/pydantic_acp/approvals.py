@@ -50,12 +50,15 @@ async def resolve_deferred(
     results = DeferredToolResults()
     for call in requests.approvals:
         state = await projector.announce(call)
+        projector.not_run.add(call.tool_call_id)  # until the user allows it (the turn may stop meanwhile)
         if turn.cancelled:
             decision = PermissionDecision(outcome="cancelled")
         else:
             decision = await turn.request_permission(
                 call.tool_call_id, tool_name=call.tool_name, title=state.title, kind=state.kind, raw_input=state.args
             )
+        if decision.outcome == "allow":
+            projector.not_run.discard(call.tool_call_id)
         results.approvals[call.tool_call_id] = _OUTCOME_RESULT[decision.outcome]
         results.answered_by[call.tool_call_id] = "acp-client"
     for call in requests.calls:

@@ -99,6 +99,8 @@ class EventProjector:
         self._hidden_tools = hidden_tools
         self._in_message = False
         self.tool_calls: dict[str, ToolCallState] = {}
+        self.not_run: set[str] = set()
+        """Ids of the calls the user refused, or did not answer before the turn stopped: their tool never ran."""
         """Tool calls seen this turn, by id."""
         self.function_tools: frozenset[str] = frozenset()
         """The run's function tools (set per step by the bridge): calls of these are shown as they start."""
@@ -231,6 +233,10 @@ class EventProjector:
             content.append(tool_content(text_block(text)))
         raw_output: Any = part.content if _is_json(part.content) else text
         await self._emit.tool_call_update(part.tool_call_id, status=status, content=content, raw_output=raw_output)
+
+    def unstarted_ids(self) -> list[str]:
+        """Ids of the shown tool calls whose tool never ran: refused or unanswered, or never started."""
+        return [i for i, s in self.tool_calls.items() if not s.hidden and (i in self.not_run or s.status == "pending")]
 
     async def fail_open(self, message: str) -> None:
         """Close every tool call still open (the run stopped before they finished)."""

@@ -4,15 +4,16 @@ Stored with `ModelMessagesTypeAdapter` under [`HISTORY_KEY`][pydantic_acp.histor
 Before it is stored, [`repair_history`][pydantic_acp.history.repair_history] makes a history
 that a failed or cancelled turn left behind acceptable to any model:
 
-- every tool call gets an answer (an `interrupted` tool return saying the turn stopped), and a tool
-  return that answers no call of the response before it is dropped;
+- every tool call gets an answer: a call the stopped turn never started (still waiting for its
+  permission, say) a `denied` tool return saying it did not run, any other an `interrupted` one saying
+  it did not finish; a tool return that answers no call of the response before it is dropped;
 - empty requests and unfinished (empty) responses are dropped;
 - nothing from a Python traceback is ever added.
 """
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Collection, MutableMapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,13 +27,23 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
-__all__ = ["HISTORY_KEY", "INTERRUPTED_TOOL_TEXT", "load_history", "repair_history", "save_history"]
+__all__ = [
+    "HISTORY_KEY",
+    "INTERRUPTED_TOOL_TEXT",
+    "NOT_RUN_TOOL_TEXT",
+    "load_history",
+    "repair_history",
+    "save_history",
+]
 
 HISTORY_KEY = "pydantic_ai.messages"
 """The key of the message history in `session.state`."""
 
 INTERRUPTED_TOOL_TEXT = "The tool call did not finish: the user stopped the turn before it returned."
 """What the model is told about a tool call the turn never answered."""
+
+NOT_RUN_TOOL_TEXT = "The user stopped the turn before this tool call ran; the tool did not run."
+"""What the model is told about a tool call the stopped turn never started."""
 
 
 def load_history(state: MutableMapping[str, Any]) -> list[ModelMessage]:
@@ -43,19 +54,24 @@ def load_history(state: MutableMapping[str, Any]) -> list[ModelMessage]:
     return ModelMessagesTypeAdapter.validate_python(raw)
 
 
-def save_history(state: MutableMapping[str, Any], messages: Sequence[ModelMessage]) -> None:
-    """Repair `messages` and store them as JSON in the session's state."""
-    state[HISTORY_KEY] = ModelMessagesTypeAdapter.dump_python(repair_history(messages), mode="json")
+def save_history(
+    state: MutableMapping[str, Any], messages: Sequence[ModelMessage], *, not_run: Collection[str] = ()
+) -> None:
+    """Repair `messages` and store them as JSON in the session's state (see `repair_history` for `not_run`)."""
+    state[HISTORY_KEY] = ModelMessagesTypeAdapter.dump_python(repair_history(messages, not_run=not_run), mode="json")
 
 
-def repair_history(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
-    """A copy of `messages` in which every tool call is answered and nothing is empty or dangling."""
+def repair_history(messages: Sequence[ModelMessage], *, not_run: Collection[str] = ()) -> list[ModelMessage]:
+    """A copy of `messages` in which every tool call is answered and nothing is empty or dangling.
+
+    `not_run` names the calls a stopped turn never started: an unanswered one is answered as not run.
+    """
     out: list[ModelMessage] = []
     pending: dict[str, str] = {}  # tool_call_id -> tool name, calls of the last response not yet answered
     for message in messages:
         if isinstance(message, ModelResponse):
             if pending:
-                out.append(ModelRequest(parts=_interrupted(pending)))
+                out.append(ModelRequest(parts=_interrupted(pending, not_run)))
                 pending = {}
             if message.state != "complete":
                 # An unfinished response: keep what it said, drop calls that never ran (their args may be cut off).
@@ -75,7 +91,7 @@ def repair_history(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
                     del pending[tool_call_id]
                 parts.append(part)
             if pending:
-                parts = _interrupted(pending) + parts
+                parts = _interrupted(pending, not_run) + parts
                 pending = {}
             if not parts:
                 continue
@@ -83,12 +99,14 @@ def repair_history(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
                 message = replace(message, parts=parts, state="complete")
             out.append(message)
     if pending:
-        out.append(ModelRequest(parts=_interrupted(pending)))
+        out.append(ModelRequest(parts=_interrupted(pending, not_run)))
     return out
 
 
-def _interrupted(pending: dict[str, str]) -> list[ModelRequestPart]:
+def _interrupted(pending: dict[str, str], not_run: Collection[str]) -> list[ModelRequestPart]:
     return [
-        ToolReturnPart(tool_name=name, content=INTERRUPTED_TOOL_TEXT, tool_call_id=call_id, outcome="interrupted")
+        ToolReturnPart(tool_name=name, content=NOT_RUN_TOOL_TEXT, tool_call_id=call_id, outcome="denied")
+        if call_id in not_run
+        else ToolReturnPart(tool_name=name, content=INTERRUPTED_TOOL_TEXT, tool_call_id=call_id, outcome="interrupted")
         for call_id, name in pending.items()
     ]

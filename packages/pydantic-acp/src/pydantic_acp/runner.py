@@ -167,8 +167,9 @@ class PydanticRunner:
                 except BaseException as error:
                     stop = stop_reason_for_error(error)
                     messages = _messages_of(error) or list(captured)
+                    unstarted = projector.unstarted_ids()
                     await projector.fail_open(_STOPPED_TEXT)
-                    save_history(session.state, messages)
+                    save_history(session.state, messages, not_run=unstarted)
                     if stop is None:
                         raise
                     return stop
@@ -177,7 +178,7 @@ class PydanticRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
         messages = result.all_messages()
-        save_history(session.state, messages)
+        save_history(session.state, messages, not_run=projector.unstarted_ids() if turn.cancelled else ())
         if not isinstance(result.output, str):
             await projector.output_text(_show(result.output))
         return "cancelled" if turn.cancelled else stop_reason_for_messages(messages)
