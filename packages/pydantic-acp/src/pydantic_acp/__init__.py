@@ -11,6 +11,7 @@ run_acp(Agent("openai:gpt-5", name="assistant"))
 from __future__ import annotations
 
 from ._agent import ModelSpec, create_acp_agent, run_acp
+from .acp_model import AcpModel, AcpStreamedResponse
 from .approvals import CANCELLED_TEXT, DECLINED_TEXT
 from .client_tools import CLIENT_TOOL_NAMES, client_toolset
 from .events import OUTCOME_STATUS, EventProjector
@@ -21,6 +22,8 @@ from .runner import AgentFactory, DepsFactory, PydanticRunner
 from .stop import stop_reason_for_error, stop_reason_for_messages
 
 __all__ = [
+    "AcpModel",
+    "AcpStreamedResponse",
     "CANCELLED_TEXT",
     "CLIENT_TOOL_NAMES",
     "DECLINED_TEXT",
