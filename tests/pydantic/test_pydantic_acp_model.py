@@ -13,6 +13,7 @@ from acp.connection import StreamEvent
 from acpkit_core.delegate import RemoteAgent, RemoteAgentError, RemoteToolCall, acpkit_run_command
 from acpkit_core.errors import UserError
 from acpkit_core.runner import PermissionDecision
+from pydantic_acp import AcpModel
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelResponse,
@@ -24,7 +25,6 @@ from pydantic_ai.messages import (
     TextPartDelta,
     ThinkingPart,
 )
-from pydantic_acp import AcpModel
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 
@@ -40,13 +40,14 @@ async def test_streams_text_thoughts_and_the_remote_tool_call_as_native_parts() 
     agent = Agent(model)
     script = 'say hello remote world\nthink pondering it\ntool read_file ok {"path": "notes.txt"}'
     deltas: list[str] = []
+    result: Any = None
     async with agent, agent.run_stream_events(script) as events:
         async for event in events:
             if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
                 deltas.append(event.part.content)
             elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
                 deltas.append(event.delta.content_delta)
-            result = getattr(event, "result", None)
+            result = getattr(event, "result", result)
         assert result is not None
         messages = result.all_messages()
     assert deltas == ["hello ", "remote ", "world"]
