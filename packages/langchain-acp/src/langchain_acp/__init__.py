@@ -10,6 +10,7 @@ run_acp(create_agent("openai:gpt-5", tools=[...]), name="my-agent")
 
 from __future__ import annotations
 
+from .acp_chat_model import AcpChatModel
 from .agent import create_acp_agent, create_runner, run_acp
 from .callbacks import AcpCallbackHandler
 from .content import (
@@ -42,6 +43,7 @@ from .render import render_prompt, to_human_message
 from .runner import GraphFactory, LangGraphRunner, SessionContext
 
 __all__ = [
+    "AcpChatModel",
     "AcpCallbackHandler",
     "AcpMcpMiddleware",
     "AcpModeMiddleware",

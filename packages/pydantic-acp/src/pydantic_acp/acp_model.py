@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, Self
 
 from acp.schema import StopReason
 from acpkit_core.delegate import (
@@ -52,7 +52,7 @@ from acpkit_core.delegate import (
     RemoteTurnEnd,
     Turn,
     acpkit_run_command,
-    transcript,
+    prompt_text,
 )
 from acpkit_core.errors import UserError
 from pydantic_ai import RunContext
@@ -178,7 +178,9 @@ class AcpModel(Model):
         split = _last_response(messages) + 1
         earlier, new = _turns(messages[:split]), _turns(messages[split:])
         session, fresh = await self.sessions.session_for(earlier)
-        text = _prompt(new, earlier if fresh else [], _instructions(messages, params) if fresh else None)
+        text = prompt_text(
+            new, earlier=earlier if fresh else (), instructions=_instructions(messages, params) if fresh else None
+        )
         async with session.prompt(text) as events:
             response = AcpStreamedResponse(
                 model_request_parameters=params, _model_name=self.model_name, _events=events, _session=session
@@ -229,7 +231,7 @@ class AcpStreamedResponse(StreamedResponse):
         if call.started:
             part = NativeToolCallPart(
                 tool_name=call.title,
-                args=_args(call.raw_input),
+                args=call.arguments,
                 tool_call_id=call.tool_call_id,
                 provider_name=PROVIDER,
                 provider_details=details,
@@ -283,10 +285,6 @@ class AcpStreamedResponse(StreamedResponse):
     def timestamp(self) -> datetime:
         """When the request started."""
         return self._timestamp
-
-
-def _args(raw: Any) -> dict[str, Any] | None:
-    return cast(dict[str, Any], raw) if isinstance(raw, dict) else None
 
 
 def _refuse_tools(params: ModelRequestParameters) -> None:
@@ -353,13 +351,3 @@ def _instructions(messages: Sequence[ModelMessage], params: ModelRequestParamete
         if isinstance(message, ModelRequest) and message.instructions:
             return message.instructions
     return None
-
-
-def _prompt(new: Sequence[Turn], earlier: Sequence[Turn], instructions: str | None) -> str:
-    pieces: list[str] = []
-    if instructions:
-        pieces.append(f"<instructions>\n{instructions}\n</instructions>")
-    if earlier:
-        pieces.append(transcript(earlier))
-    pieces.extend(t.text if t.role == "user" else f"<{t.role}>\n{t.text}\n</{t.role}>" for t in new)
-    return "\n\n".join(pieces)

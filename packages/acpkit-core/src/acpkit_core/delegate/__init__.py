@@ -11,7 +11,7 @@ maps a framework's message history onto remote sessions. `pydantic_acp.AcpModel`
 
 from __future__ import annotations
 
-from .conversations import ConversationSessions, Turn, conversation_key, transcript
+from .conversations import ConversationSessions, Turn, conversation_key, prompt_text, transcript
 from .events import RemoteEvent, RemoteText, RemoteThought, RemoteToolCall, RemoteTurnEnd
 from .remote import (
     ContentBlock,
@@ -39,5 +39,6 @@ __all__ = [
     "Turn",
     "acpkit_run_command",
     "conversation_key",
+    "prompt_text",
     "transcript",
 ]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .remote import RemoteAgent, RemoteSession
 
-__all__ = ["ConversationSessions", "Turn", "conversation_key", "transcript"]
+__all__ = ["ConversationSessions", "Turn", "conversation_key", "prompt_text", "transcript"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +49,20 @@ def transcript(turns: Sequence[Turn]) -> str:
     for turn in turns:
         lines.append(f"<{turn.role}>\n{turn.text}\n</{turn.role}>")
     return "\n".join(lines)
+
+
+def prompt_text(new: Sequence[Turn], *, earlier: Sequence[Turn] = (), instructions: str | None = None) -> str:
+    """The text sent to the remote agent: instructions and the earlier turns (for a new session), then the new turns.
+
+    New user turns are sent as they are; other new turns (a system message) are wrapped in their role's tag.
+    """
+    pieces: list[str] = []
+    if instructions:
+        pieces.append(f"<instructions>\n{instructions}\n</instructions>")
+    if earlier:
+        pieces.append(transcript(earlier))
+    pieces.extend(t.text if t.role == "user" else f"<{t.role}>\n{t.text}\n</{t.role}>" for t in new)
+    return "\n\n".join(pieces)
 
 
 class ConversationSessions:

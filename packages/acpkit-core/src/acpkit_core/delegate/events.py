@@ -9,7 +9,7 @@ tool calls are run by the remote agent itself: the caller only sees them, as
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from acp.schema import StopReason, ToolCallStatus, ToolKind
 
@@ -67,6 +67,12 @@ class RemoteToolCall:
     """True for the event of the `tool_call` notification that opened the call."""
     kind: Literal["tool_call"] = "tool_call"
     """Discriminator."""
+
+    @property
+    def arguments(self) -> dict[str, Any] | None:
+        """`raw_input` when it is a JSON object (the usual shape of tool arguments), else `None`."""
+        raw: object = self.raw_input
+        return cast(dict[str, Any], raw) if isinstance(raw, dict) else None
 
     @property
     def finished(self) -> bool:
