@@ -140,3 +140,17 @@ def test_synchronous_invoke_runs_on_a_private_loop_and_close_ends_the_process() 
     assert first.text == "in sync"
     assert again.text == "say in sync"
     assert process is not None and process.returncode is not None
+
+
+def test_the_delegate_example_runs() -> None:
+    import subprocess
+    import sys
+
+    example = Path(__file__).parents[2] / "examples" / "delegate_langgraph.py"
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True)
+    lines_in_runner = len((example.parent / "echo_runner.py").read_text().splitlines())
+    assert done.stdout.splitlines() == [
+        f"[remote tool call] Count lines of {example.parent / 'echo_runner.py'}",
+        f"[remote tool result] {lines_in_runner} lines",
+        f"The file has {lines_in_runner} lines.",
+    ]

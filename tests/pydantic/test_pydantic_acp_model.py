@@ -173,3 +173,18 @@ async def test_an_agent_that_cannot_start_is_a_clear_error(tmp_path: Path) -> No
     async with crashing:
         with pytest.raises(RemoteAgentError, match="did not initialize"):
             await crashing.run("hi")
+
+
+def test_the_delegate_example_runs() -> None:
+    import subprocess
+
+    example = Path(__file__).parents[2] / "examples" / "delegate_pydantic.py"
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=60, check=True)
+    lines = done.stdout.splitlines()
+    lines_in_runner = len((example.parent / "echo_runner.py").read_text().splitlines())
+    assert lines == [
+        f"[remote tool call] Count lines of {example.parent / 'echo_runner.py'}",
+        f"[remote tool result] {lines_in_runner} lines",
+        f"The file has {lines_in_runner} lines.",
+        "You said: hello again (message 2) ",
+    ]
