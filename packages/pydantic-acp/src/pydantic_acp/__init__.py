@@ -20,16 +20,17 @@ from .modes import PLAN_TOOL_NAME, PlanStep, plan_toolset
 from .render import render_prompt
 from .runner import AgentFactory, DepsFactory, PydanticRunner
 from .stop import stop_reason_for_error, stop_reason_for_messages
+from .thinking import thinking_settings
 
 __all__ = [
-    "AcpModel",
-    "AcpStreamedResponse",
     "CANCELLED_TEXT",
     "CLIENT_TOOL_NAMES",
     "DECLINED_TEXT",
     "HISTORY_KEY",
     "OUTCOME_STATUS",
     "PLAN_TOOL_NAME",
+    "AcpModel",
+    "AcpStreamedResponse",
     "AgentFactory",
     "DepsFactory",
     "EventProjector",
@@ -46,4 +47,5 @@ __all__ = [
     "save_history",
     "stop_reason_for_error",
     "stop_reason_for_messages",
+    "thinking_settings",
 ]
