@@ -34,6 +34,7 @@ from .middleware import (
     AcpModeMiddleware,
     AcpPermissionMiddleware,
     AcpSessionMiddleware,
+    AcpThinkingMiddleware,
     AcpToolMiddleware,
     bind_connection,
     client_host,
@@ -43,12 +44,13 @@ from .render import render_prompt, to_human_message
 from .runner import GraphFactory, LangGraphRunner, SessionContext
 
 __all__ = [
-    "AcpChatModel",
     "AcpCallbackHandler",
+    "AcpChatModel",
     "AcpMcpMiddleware",
     "AcpModeMiddleware",
     "AcpPermissionMiddleware",
     "AcpSessionMiddleware",
+    "AcpThinkingMiddleware",
     "AcpToolMiddleware",
     "GraphFactory",
     "LangGraphRunner",
