@@ -62,10 +62,13 @@ if TYPE_CHECKING:
     from .server import AcpAgent, run_stdio, serve_stdio
     from .stop import stop_reason_for_finish
     from .store import MemoryStore, SessionStore, SqliteStore, default_store_path
+    from .thinking import THINKING_LEVELS, THINKING_OPTION, ThinkingLevel, thinking_level, thinking_option
     from .tools import classify_tool, diff_content, tool_locations, tool_title
 
 __all__ = [
     "STANDARD_MODES",
+    "THINKING_LEVELS",
+    "THINKING_OPTION",
     "AcpAgent",
     "AcpKitError",
     "Adapter",
@@ -111,6 +114,7 @@ __all__ = [
     "StdioMcpServer",
     "StopReason",
     "Text",
+    "ThinkingLevel",
     "ToolInfo",
     "ToolLister",
     "Turn",
@@ -129,6 +133,8 @@ __all__ = [
     "run_stdio",
     "serve_stdio",
     "stop_reason_for_finish",
+    "thinking_level",
+    "thinking_option",
     "tool_locations",
     "tool_title",
 ]
@@ -193,6 +199,9 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(["AcpAgent", "run_stdio", "serve_stdio"], "server"),
     **dict.fromkeys(["stop_reason_for_finish"], "stop"),
     **dict.fromkeys(["MemoryStore", "SessionStore", "SqliteStore", "default_store_path"], "store"),
+    **dict.fromkeys(
+        ["THINKING_LEVELS", "THINKING_OPTION", "ThinkingLevel", "thinking_level", "thinking_option"], "thinking"
+    ),
     **dict.fromkeys(["classify_tool", "diff_content", "tool_locations", "tool_title"], "tools"),
 }
 

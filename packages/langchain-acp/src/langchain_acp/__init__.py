@@ -10,6 +10,7 @@ run_acp(create_agent("openai:gpt-5", tools=[...]), name="my-agent")
 
 from __future__ import annotations
 
+from .acp_chat_model import AcpChatModel
 from .agent import create_acp_agent, create_runner, run_acp
 from .callbacks import AcpCallbackHandler
 from .content import (
@@ -33,6 +34,7 @@ from .middleware import (
     AcpModeMiddleware,
     AcpPermissionMiddleware,
     AcpSessionMiddleware,
+    AcpThinkingMiddleware,
     AcpToolMiddleware,
     bind_connection,
     client_host,
@@ -43,10 +45,12 @@ from .runner import GraphFactory, LangGraphRunner, SessionContext
 
 __all__ = [
     "AcpCallbackHandler",
+    "AcpChatModel",
     "AcpMcpMiddleware",
     "AcpModeMiddleware",
     "AcpPermissionMiddleware",
     "AcpSessionMiddleware",
+    "AcpThinkingMiddleware",
     "AcpToolMiddleware",
     "GraphFactory",
     "LangGraphRunner",

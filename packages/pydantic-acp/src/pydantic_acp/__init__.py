@@ -11,6 +11,7 @@ run_acp(Agent("openai:gpt-5", name="assistant"))
 from __future__ import annotations
 
 from ._agent import ModelSpec, create_acp_agent, run_acp
+from .acp_model import AcpModel, AcpStreamedResponse
 from .approvals import CANCELLED_TEXT, DECLINED_TEXT
 from .client_tools import CLIENT_TOOL_NAMES, client_toolset
 from .events import OUTCOME_STATUS, EventProjector
@@ -19,6 +20,7 @@ from .modes import PLAN_TOOL_NAME, PlanStep, plan_toolset
 from .render import render_prompt
 from .runner import AgentFactory, DepsFactory, PydanticRunner
 from .stop import stop_reason_for_error, stop_reason_for_messages
+from .thinking import thinking_settings
 
 __all__ = [
     "CANCELLED_TEXT",
@@ -27,6 +29,8 @@ __all__ = [
     "HISTORY_KEY",
     "OUTCOME_STATUS",
     "PLAN_TOOL_NAME",
+    "AcpModel",
+    "AcpStreamedResponse",
     "AgentFactory",
     "DepsFactory",
     "EventProjector",
@@ -43,4 +47,5 @@ __all__ = [
     "save_history",
     "stop_reason_for_error",
     "stop_reason_for_messages",
+    "thinking_settings",
 ]

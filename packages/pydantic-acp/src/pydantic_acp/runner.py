@@ -40,6 +40,7 @@ from .mcp import SessionMcp
 from .modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
 from .render import render_prompt
 from .stop import stop_reason_for_error, stop_reason_for_messages
+from .thinking import thinking_settings
 
 __all__ = ["AgentFactory", "DepsFactory", "PydanticRunner"]
 
@@ -161,7 +162,7 @@ class PydanticRunner:
                         event_stream_handler=None if own_handler else handle_events,
                         instructions=PLANNING_INSTRUCTIONS if turn.plan_only else None,
                         usage_limits=self._usage_limits,
-                        model_settings=self._model_settings,
+                        model_settings=thinking_settings(self._model_settings, session.config),
                         cancellation_token=token,
                     )
                 except BaseException as error:

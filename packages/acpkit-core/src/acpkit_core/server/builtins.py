@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from ..config import SelectOption
 from ..runner import Runner, StopReason, ToolLister, Turn
+from ..thinking import THINKING_OPTION
 from .session_manager import SessionManager
 from .turn import ServerTurn
 
@@ -25,6 +27,33 @@ class BuiltinCommands:
     def has_models(self) -> bool:
         """True when the agent offers models (`/model`)."""
         return bool(self.sessions.session_options.models)
+
+    @property
+    def thinking(self) -> SelectOption | None:
+        """The `thinking` option, when the agent offers it (`/thinking`)."""
+        for option in self.sessions.session_options.custom:
+            if option.id == THINKING_OPTION and isinstance(option, SelectOption):
+                return option
+        return None
+
+    async def command_thinking(self, turn: Turn, args: str) -> StopReason | None:
+        """`/thinking [level]`."""
+        option = self.thinking
+        assert option is not None
+        live = await self.sessions.live(turn.session.id)
+        levels = [v.value for v in option.values]
+        current = live.session.config.get(THINKING_OPTION, option.default)
+        if not args:
+            listing = ", ".join(f"{v}{' (current)' if v == current else ''}" for v in levels)
+            await turn.emit.text(f"Thinking: {listing}")
+            return "end_turn"
+        if args not in levels:
+            await turn.emit.text(f"Unknown thinking level {args!r}. Levels: {', '.join(levels)}")
+            return "end_turn"
+        self.sessions.session_options.set_option(live.session, THINKING_OPTION, args, self.sessions.client)
+        await self.sessions.send_options(live.session)
+        await turn.emit.text(f"Thinking: {args}")
+        return "end_turn"
 
     async def command_mode(self, turn: Turn, args: str) -> StopReason | None:
         """`/mode [id]`."""

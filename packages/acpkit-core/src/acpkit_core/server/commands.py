@@ -37,6 +37,8 @@ def collect_commands(runner: Runner, custom: Sequence[Command], ops: BuiltinComm
         table["mode"] = _builtin("mode", "Show or switch the session mode", ops.command_mode, "mode id")
     if ops.has_models:
         table["model"] = _builtin("model", "Show or switch the model", ops.command_model, "model id")
+    if ops.thinking is not None:
+        table["thinking"] = _builtin("thinking", "Show or set the thinking effort", ops.command_thinking, "level")
     table["clear"] = _builtin("clear", "Forget this conversation and start over", ops.command_clear)
     if isinstance(runner, ToolLister):
         table["tools"] = _builtin("tools", "List the tools the agent can use", ops.command_tools)

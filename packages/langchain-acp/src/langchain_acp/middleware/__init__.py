@@ -4,7 +4,8 @@
 - `AcpToolMiddleware`: `tool_call` / `tool_call_update` around each tool run;
 - `AcpPermissionMiddleware`: asks before gated tool calls; approve, edit, reject with re-plan;
 - `AcpModeMiddleware`: agentic / interactive / readonly / planning tool restrictions;
-- `AcpMcpMiddleware`: the tools of the session's MCP servers (the editor's `mcpServers`).
+- `AcpMcpMiddleware`: the tools of the session's MCP servers (the editor's `mcpServers`);
+- `AcpThinkingMiddleware`: the session's thinking level as a model setting (`reasoning_effort`).
 
 Inside a turn run by `LangGraphRunner` they report to that turn; a hand-built server gives them
 a connection and a session id through [`bind_connection`][langchain_acp.middleware.bind_connection].
@@ -17,6 +18,7 @@ from .mcp import AcpMcpMiddleware
 from .modes import AcpModeMiddleware
 from .permissions import AcpPermissionMiddleware
 from .session import AcpSessionMiddleware, SnapshotMode
+from .thinking import AcpThinkingMiddleware
 from .tools import AcpToolMiddleware
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "AcpModeMiddleware",
     "AcpPermissionMiddleware",
     "AcpSessionMiddleware",
+    "AcpThinkingMiddleware",
     "AcpToolMiddleware",
     "SnapshotMode",
     "bind_connection",
