@@ -202,7 +202,7 @@ def test_chat_reports_an_agent_that_cannot_start(workdir: Path) -> None:
     (workdir / "broken.py").write_text("import pydantic_ai.no_such_module_here\n")
     result = _chat("broken.py", "-p", "hi", cwd=workdir)
     assert result.returncode == 2
-    assert 'pip install "pydantic-acp"' in result.stderr
+    assert "Install the adapter with: uv add --editable " in result.stderr and "/packages/pydantic-acp" in result.stderr
     assert "acpkit chat: the agent exited before answering (exit code 2)" in result.stderr
 
 

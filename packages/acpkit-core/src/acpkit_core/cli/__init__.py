@@ -7,7 +7,10 @@ without loading the terminal libraries (`rich`, `prompt_toolkit`) or any adapter
 from __future__ import annotations
 
 import argparse
+import sys
+import textwrap
 from collections.abc import Sequence
+from typing import Any, cast
 
 __all__ = ["build_parser", "main"]
 
@@ -34,14 +37,92 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", help="agent name announced in initialize (agentInfo.name)")
 
 
+_EXAMPLES = {
+    "acpkit": """examples:
+  acpkit run my_agent:agent                  serve an agent to an editor over stdio
+  acpkit chat examples/pydantic_agent.py     talk to it in the terminal
+  acpkit sessions my_agent:agent             list its stored sessions
+  acpkit render prompt.json                  see how a prompt reaches each framework
+
+Run `acpkit COMMAND --help` for a command's options. Without a command, acpkit prints this help
+and exits with status 2.""",
+    "run": """examples:
+  acpkit run my_agent:agent                  the object named `agent` in my_agent.py
+  acpkit run path/to/agent.py                the one agent that file defines
+  acpkit run my_agent:agent --store memory   keep no sessions on disk
+
+Editors start this command (see the Zed, JetBrains, Toad and acpx pages). stdout carries JSON-RPC
+only; messages go to stderr. Exit status 2 when the target cannot be imported or served.""",
+    "chat": """examples:
+  acpkit chat examples/pydantic_agent.py
+  acpkit chat my_agent:agent -p "Summarise README.md" --yes
+  acpkit chat --agent "npx @zed-industries/claude-code-acp"
+
+Needs the terminal UI extra: acpkit-core[cli].""",
+    "sessions": """examples:
+  acpkit sessions my_agent:agent
+  acpkit sessions my_agent:agent --json
+  acpkit sessions --agent "acpkit run my_agent:agent"
+
+Needs the terminal UI extra: acpkit-core[cli].""",
+    "render": """examples:
+  acpkit render prompt.json
+  echo '[{"type": "text", "text": "hi"}]' | acpkit render -""",
+}
+
+
+def _version() -> str:
+    """`acpkit 2.0.0 (adapters: langchain-acp 2.0.0, pydantic-acp 2.0.0)`, read from metadata only."""
+    from importlib.metadata import entry_points
+
+    from acpkit_core.adapters import ENTRY_POINT_GROUP
+
+    from .install import core_version
+
+    adapters = sorted(
+        {f"{ep.dist.name} {ep.dist.version}" for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist is not None}
+    )
+    return f"acpkit {core_version()} (adapters: {', '.join(adapters) or 'none installed'})"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, computed only when asked (reading entry points costs `acpkit run` start-up time)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(_version())
+        parser.exit()
+
+
+def _subparser(sub: Any, name: str, *, help: str, description: str) -> argparse.ArgumentParser:
+    """A subcommand with a wrapped description and its examples (`sub` is argparse's private subparsers action)."""
+    return cast(
+        argparse.ArgumentParser,
+        sub.add_parser(
+            name,
+            help=help,
+            description=textwrap.fill(description, width=100),
+            epilog=_EXAMPLES[name],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        ),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for `acpkit` and its subcommands."""
     parser = argparse.ArgumentParser(
-        prog="acpkit", description="Serve Python agents to editors over the Agent Client Protocol."
+        prog="acpkit",
+        description="Serve Python agents to editors over the Agent Client Protocol.",
+        epilog=_EXAMPLES["acpkit"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action=_VersionAction, help="print the installed versions and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = sub.add_parser(
+    run = _subparser(
+        sub,
         "run",
         help="serve an agent over stdio (what an editor starts)",
         description="Serve TARGET over stdio. TARGET is module, module:attr, or path/to/file.py[:attr].",
@@ -49,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("target", metavar="TARGET")
     _add_target_options(run)
 
-    chat = sub.add_parser(
+    chat = _subparser(
+        sub,
         "chat",
         help="talk to an agent in the terminal",
         description="A terminal ACP client. Spawns `acpkit run TARGET`, or any ACP agent with --agent.",
@@ -66,34 +148,67 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--mode", metavar="MODE", help="switch the session to this mode first")
     _add_target_options(chat)
 
-    sessions = sub.add_parser("sessions", help="list an agent's stored sessions (session/list)")
+    sessions = _subparser(
+        sub,
+        "sessions",
+        help="list an agent's stored sessions (session/list)",
+        description="List the sessions an agent has stored (ACP session/list), newest first: id, title, "
+        "directory and last update. Resume one with `acpkit chat TARGET --session ID`.",
+    )
     sessions.add_argument("target", metavar="TARGET", nargs="?")
     sessions.add_argument("--agent", metavar="CMD", help="ask this agent command instead")
     sessions.add_argument("--json", action="store_true", help="print JSON")
     _add_target_options(sessions)
 
-    render = sub.add_parser("render", help="print the IR and both renderings of a prompt file")
-    render.add_argument("file", metavar="FILE", help="a JSON file holding a list of ACP content blocks")
+    render = _subparser(
+        sub,
+        "render",
+        help="print the IR and both renderings of a prompt file",
+        description="Parse FILE as an ACP prompt and print its IR, then what each installed adapter hands "
+        "its framework (the pydantic-ai user prompt, the LangChain HumanMessage).",
+    )
+    render.add_argument(
+        "file", metavar="FILE", help="a JSON file holding a list of ACP content blocks (or a request); - for stdin"
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `acpkit` console script; returns the process exit code."""
-    args = build_parser().parse_args(argv)
-    command: str = args.command
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command: str | None = args.command
+    if command is None:
+        parser.print_help()
+        return EXIT_USAGE
     if command == "run":
         from .run import run_main
 
         return run_main(args)
-    if command == "chat":
-        from .chat import chat_main
-
-        return chat_main(args)
-    if command == "sessions":
-        from .chat import sessions_main
-
-        return sessions_main(args)
+    if command in ("chat", "sessions"):
+        return _terminal_command(command, args)
     return _render(args.file)
+
+
+TERMINAL_MODULES = frozenset({"rich", "prompt_toolkit", "pygments"})
+"""What the `cli` extra brings; only `acpkit chat` and `acpkit sessions` import it."""
+
+
+def _terminal_command(command: str, args: argparse.Namespace) -> int:
+    try:
+        from . import chat
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in TERMINAL_MODULES:
+            raise
+        from .install import install_command
+
+        print(
+            f"acpkit {command}: the terminal UI is not installed (no module named {exc.name!r}). "
+            f"It is the `cli` extra of acpkit-core; install it with: {install_command('acpkit-core', extra='cli')}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return chat.chat_main(args) if command == "chat" else chat.sessions_main(args)
 
 
 def _render(path: str) -> int:

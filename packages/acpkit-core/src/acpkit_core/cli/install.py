@@ -69,12 +69,17 @@ def _local_path(url: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
-def install_for(package: str, *, extra: str | None = None) -> Install:
-    """The commands installing `package` (optionally with `extra`) from the same source as `acpkit-core`."""
+def install_for(
+    package: str, *, extra: str | None = None, origin: dict[str, object] | None = None, version: str | None = None
+) -> Install:
+    """The commands installing `package` (optionally with `extra`) from the same source as `acpkit-core`.
+
+    `origin` (a PEP 610 `direct_url.json` object) and `version` default to the installed `acpkit-core`'s.
+    """
     name = f"{package}[{extra}]" if extra else package
-    version = core_version()
+    version = version or core_version()
     pinned = f"{name}=={version}" if version != "unknown" else name
-    origin = _direct_url()
+    origin = _direct_url() if origin is None else origin
     url = origin.get("url")
     if isinstance(url, str):
         path = _local_path(url)
@@ -89,9 +94,7 @@ def install_for(package: str, *, extra: str | None = None) -> Install:
         if path is not None and path.suffix == ".whl":
             links = shlex.quote(str(path.parent))
             quoted = shlex.quote(pinned)
-            return Install(
-                uv=f"uv add --find-links {links} {quoted}", pip=f"pip install --find-links {links} {quoted}"
-            )
+            return Install(uv=f"uv add --find-links {links} {quoted}", pip=f"pip install --find-links {links} {quoted}")
         vcs = origin.get("vcs_info")
         if isinstance(vcs, dict):
             commit = vcs.get("commit_id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

@@ -17,6 +17,7 @@ from ..adapters import load_adapters
 from ..errors import PromptError
 from ..prompt.dump import dump_prompt
 from ..prompt.parse import parse_prompt
+from .install import install_command
 
 __all__ = ["extract_prompts", "render_main"]
 
@@ -121,5 +122,8 @@ def _render(path: str, out: TextIO, err: TextIO) -> int:
                 err.write(f"acpkit render: the {adapter.name} adapter failed: {type(exc).__name__}: {exc}\n")
                 status = 1
         if not adapters:
-            out.write("(no adapter installed: install pydantic-acp or langchain-acp to see renderings)\n")
+            out.write(
+                "(no adapter installed; to see renderings install one: "
+                f"{install_command('pydantic-acp')}, or: {install_command('langchain-acp')})\n"
+            )
     return status

@@ -23,12 +23,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from .install import install_command
+
 if TYPE_CHECKING:
     from acpkit_core.adapters import Adapter
 
 __all__ = [
     "Resolved",
     "TargetError",
+    "adapter_status",
     "import_target",
     "is_acp_agent",
     "load_relevant_adapters",
@@ -48,6 +51,7 @@ _INSTALL_HINTS: dict[str, str] = {
     "langgraph": "langchain-acp",
     "langchain_acp": "langchain-acp",
 }
+_FRAMEWORKS: dict[str, str] = {"pydantic-acp": "pydantic-ai", "langchain-acp": "LangChain/LangGraph"}
 
 
 class TargetError(Exception):
@@ -98,7 +102,7 @@ def _describe_import_failure(what: str, exc: BaseException) -> str:
         if hint:
             return (
                 f"cannot import {what}: it needs the module {exc.name!r}, which is not installed. "
-                f'Install the adapter with: pip install "{hint}" (or: uv add {hint}), then run the command again.'
+                f"Install the adapter with: {install_command(hint)}, then run the command again."
             )
         return (
             f"cannot import {what}: no module named {exc.name!r}. Install the package that provides it, "
@@ -246,6 +250,58 @@ def load_relevant_adapters(module: ModuleType) -> list[Adapter]:
     return sorted(found, key=lambda a: a.name)
 
 
+def adapter_status(module: ModuleType, loaded: Sequence[Adapter]) -> str:
+    """What is installed, what was loaded for `module`, and how to install a missing adapter it needs.
+
+    Reads entry points and distribution metadata only (no adapter is imported). An ACP Kit 1.x
+    adapter (same distribution name, no entry point) is called out, since it cannot serve here.
+    """
+    from acpkit_core.adapters import ENTRY_POINT_GROUP
+
+    installed: dict[str, str] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        installed[ep.name] = ep.dist.name if ep.dist is not None else ep.name
+    loaded_names = {a.name for a in loaded}
+    parts: list[str] = []
+    if installed:
+        listed = [
+            name if name in loaded_names else f"{name} (not loaded: {module.__name__} uses none of its framework)"
+            for name in sorted(installed)
+        ]
+        parts.append("adapters installed: " + ", ".join(listed))
+    else:
+        parts.append("no adapter is installed")
+    installed_dists = {_normalise(d) for d in installed.values()}
+    needed = sorted({_INSTALL_HINTS[top] for top in _top_modules(module) if top in _INSTALL_HINTS})
+    for package in needed:
+        if _normalise(package) in installed_dists:
+            continue
+        old = _installed_version(package)
+        if old is not None:
+            parts.append(
+                f"{package} {old} is installed, which is ACP Kit 1.x and has no acpkit adapter; "
+                f"install this release with: {install_command(package)}"
+            )
+        else:
+            framework = _FRAMEWORKS.get(package, package)
+            parts.append(
+                f"{module.__name__} uses {framework}, whose adapter {package} is not installed; "
+                f"install it with: {install_command(package)}"
+            )
+    return "; ".join(parts)
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _installed_version(package: str) -> str | None:
+    try:
+        return distribution(package).version
+    except PackageNotFoundError:
+        return None
+
+
 def resolve_target(spec: str, *, cwd: Path | None = None, adapters: Sequence[Adapter] | None = None) -> Resolved:
     """Import the target and return the one object to serve (raises `TargetError` with a readable message)."""
     base, attr, is_file = parse_target(spec)
@@ -261,18 +317,16 @@ def resolve_target(spec: str, *, cwd: Path | None = None, adapters: Sequence[Ada
         if is_acp_agent(obj):  # a ready ACP agent needs no adapter at all
             return Resolved(name=where, obj=obj, adapter=None, description=_describe(obj, None))
         found = list(adapters) if adapters is not None else load_relevant_adapters(module)
-        return _resolve_object(where, obj, found)
+        return _resolve_object(where, obj, found, module)
     found = list(adapters) if adapters is not None else load_relevant_adapters(module)
     candidates = _candidates(module, found, base)
     if len(candidates) == 1:
         return candidates[0]
     names = ", ".join(f"{c.name.rpartition(':')[2]} ({c.description})" for c in candidates)
     if not candidates:
-        kinds = ", ".join(a.name for a in found) or "none"
         raise TargetError(
             f"found nothing to serve in {base}: no ready ACP agent and nothing an adapter supports "
-            f"(adapters for the frameworks it imports: {kinds}). Name the object with {base}:ATTRIBUTE, "
-            "or install the adapter for its framework (pydantic-acp, langchain-acp)."
+            f"({adapter_status(module, found)}). Name the object with {base}:ATTRIBUTE."
         )
     raise TargetError(
         f"{base} defines several agents: {names}. Pick one with {base}:ATTRIBUTE, "
@@ -280,7 +334,7 @@ def resolve_target(spec: str, *, cwd: Path | None = None, adapters: Sequence[Ada
     )
 
 
-def _resolve_object(where: str, obj: object, adapters: Sequence[Adapter]) -> Resolved:
+def _resolve_object(where: str, obj: object, adapters: Sequence[Adapter], module: ModuleType) -> Resolved:
     if is_acp_agent(obj):
         return Resolved(name=where, obj=obj, adapter=None, description=_describe(obj, None))
     adapter = _match(obj, adapters)
@@ -292,11 +346,10 @@ def _resolve_object(where: str, obj: object, adapters: Sequence[Adapter]) -> Res
         if inspect.isawaitable(made):
             raise TargetError(f"{where} is an async function; give a plain factory or the object itself")
         if is_acp_agent(made) or _match(made, adapters) is not None:
-            return _resolve_object(f"{where}()", made, adapters)
-    kinds = ", ".join(a.name for a in adapters) or "none installed"
+            return _resolve_object(f"{where}()", made, adapters, module)
     raise TargetError(
         f"{where} is a {type(obj).__module__}.{type(obj).__qualname__}, which acpkit cannot serve: it is not an "
-        f"ACP agent and no installed adapter supports it (adapters: {kinds})."
+        f"ACP agent and no installed adapter supports it ({adapter_status(module, adapters)})."
     )
 
 
