@@ -84,7 +84,10 @@ def test_install_hints_follow_where_acpkit_core_came_from(tmp_path: Path) -> Non
     # from an index or --find-links (no direct_url.json): the exact version, which never resolves to 1.x
     hint = install_for("acpkit-core", extra="cli", origin={}, version="2.0.0")
     assert (hint.uv, hint.pip) == ("uv add 'acpkit-core[cli]==2.0.0'", "pip install 'acpkit-core[cli]==2.0.0'")
-    assert str(hint) == "uv add 'acpkit-core[cli]==2.0.0'  (or, with pip: pip install 'acpkit-core[cli]==2.0.0')"
+    assert str(hint) == (
+        "uv add 'acpkit-core[cli]==2.0.0'  (or, with pip: pip install 'acpkit-core[cli]==2.0.0'); "
+        "add --find-links DIR if you installed ACP Kit from wheel files in DIR"
+    )
 
 
 def test_the_workspace_hint_installs_this_clone_s_package() -> None:

@@ -7,6 +7,7 @@ without loading the terminal libraries (`rich`, `prompt_toolkit`) or any adapter
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -200,11 +201,13 @@ def _terminal_command(command: str, args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in TERMINAL_MODULES:
             raise
-        from .install import install_command
+        from .install import extra_requirements, install_command
 
+        packages = " ".join(shlex.quote(r) for r in extra_requirements("cli"))
         print(
             f"acpkit {command}: the terminal UI is not installed (no module named {exc.name!r}). "
-            f"It is the `cli` extra of acpkit-core; install it with: {install_command('acpkit-core', extra='cli')}",
+            f"It is the `cli` extra of acpkit-core; install it with: {install_command('acpkit-core', extra='cli')}. "
+            f"Or install its packages directly: pip install {packages}",
             file=sys.stderr,
         )
         return EXIT_USAGE

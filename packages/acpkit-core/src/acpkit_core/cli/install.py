@@ -16,13 +16,14 @@ The three packages are released in lockstep, so "the exact version" is `acpkit-c
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, distribution
+from importlib.metadata import PackageNotFoundError, distribution, requires
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-__all__ = ["Install", "core_version", "install_command", "install_for"]
+__all__ = ["Install", "core_version", "extra_requirements", "install_command", "install_for"]
 
 CORE = "acpkit-core"
 
@@ -35,9 +36,12 @@ class Install:
     """The `uv add ...` command (in a uv project)."""
     pip: str
     """The `pip install ...` command (in any other virtual environment)."""
+    note: str = ""
+    """What else may be needed (`--find-links` when the source is unknown)."""
 
     def __str__(self) -> str:
-        return f"{self.uv}  (or, with pip: {self.pip})"
+        text = f"{self.uv}  (or, with pip: {self.pip})"
+        return f"{text}; {self.note}" if self.note else text
 
 
 def core_version() -> str:
@@ -104,7 +108,18 @@ def install_for(
             requirement = shlex.quote(f"{name} @ git+{url}{revision}#subdirectory={sibling}")
             return Install(uv=f"uv add {requirement}", pip=f"pip install {requirement}")
     quoted = shlex.quote(pinned)
-    return Install(uv=f"uv add {quoted}", pip=f"pip install {quoted}")
+    note = "add --find-links DIR if you installed ACP Kit from wheel files in DIR"
+    return Install(uv=f"uv add {quoted}", pip=f"pip install {quoted}", note=note)
+
+
+def extra_requirements(extra: str) -> list[str]:
+    """The requirements `acpkit-core[extra]` adds (`rich>=13.7`, ...), read from the installed metadata."""
+    try:
+        requirements = requires(CORE) or []
+    except PackageNotFoundError:
+        return []
+    marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
+    return [r.split(";", 1)[0].strip() for r in requirements if ";" in r and marker.search(r.split(";", 1)[1])]
 
 
 def install_command(package: str, *, extra: str | None = None) -> str:
