@@ -2,7 +2,7 @@
 
 The conventions (also in docs/contributing.md):
 
-- a block runs on its own, in a fresh namespace, with the offline model preamble (`docs_preamble.py`:
+- a block runs on its own, in a fresh namespace, from the repository root, with the offline model preamble (`docs_preamble.py`:
   real model names resolve to offline models); top-level `await` is allowed;
 - `<!-- docs: continue -->` on the line before the fence: the block runs in the namespace the previous
   block of the same page left (a walkthrough split in steps);
@@ -97,7 +97,7 @@ def test_doc_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     finally:
         sys.path.remove(str(HERE))
     docs_preamble.install(monkeypatch.setattr)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(ROOT)  # as a reader in a clone: `examples/...` paths resolve
     if block.marker == "continue":
         previous = _namespaces.get(f"{block.page}:{block.number - 1}")
         assert previous is not None, f"{block.id} continues {block.page}:{block.number - 1}, which did not run"
