@@ -2,8 +2,8 @@
 
 The conventions (also in docs/contributing.md):
 
-- a block runs on its own, in a fresh namespace, from the repository root, with the offline model preamble (`docs_preamble.py`:
-  real model names resolve to offline models); top-level `await` is allowed;
+- a block runs on its own, in a fresh namespace, from the repository root, with the offline model
+  preamble (`docs_preamble.py`: real model names resolve to offline models); top-level `await` is allowed;
 - `<!-- docs: continue -->` on the line before the fence: the block runs in the namespace the previous
   block of the same page left (a walkthrough split in steps);
 - `<!-- docs: fragment -->`: the block is only compiled (a method body, a diff of an earlier example);
