@@ -34,6 +34,22 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", help="agent name announced in initialize (agentInfo.name)")
 
 
+def _add_client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the agent's stderr (logs, tracebacks) in the terminal; it always goes to a log file",
+    )
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=60.0,
+        help="how long to wait for the agent to answer initialize (default: 60)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for `acpkit` and its subcommands."""
     parser = argparse.ArgumentParser(
@@ -64,12 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--json", action="store_true", help="print the raw ACP transcript as JSON lines")
     chat.add_argument("--session", metavar="ID", help="resume a stored session")
     chat.add_argument("--mode", metavar="MODE", help="switch the session to this mode first")
+    _add_client_options(chat)
     _add_target_options(chat)
 
     sessions = sub.add_parser("sessions", help="list an agent's stored sessions (session/list)")
     sessions.add_argument("target", metavar="TARGET", nargs="?")
     sessions.add_argument("--agent", metavar="CMD", help="ask this agent command instead")
     sessions.add_argument("--json", action="store_true", help="print JSON")
+    _add_client_options(sessions)
     _add_target_options(sessions)
 
     render = sub.add_parser("render", help="print the IR and both renderings of a prompt file")
