@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pexpect
 import pytest
-
 from terminal_screen import Screen
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
@@ -240,7 +239,7 @@ def test_runner_failure_shows_the_cause_and_logs_the_traceback(workdir: Path) ->
             "It printed, instead of JSON-RPC: hello, I am not ACP",
         ),
         ("cat", "acpkit chat: cat refused initialize (Method not found); is it an ACP agent?"),
-        (f"{sys.executable} -c \"import time; time.sleep(60)\"", "did not answer initialize within 1 s"),
+        (f'{sys.executable} -c "import time; time.sleep(60)"', "did not answer initialize within 1 s"),
     ],
     ids=["missing", "prints-text", "echoes", "silent"],
 )
