@@ -305,8 +305,8 @@ class ChatView:
             elif isinstance(item, ContentToolCallContent):
                 text = _block_text(item.content)
                 lines = text.splitlines()
-                for raw in lines[:_MAX_TOOL_OUTPUT_LINES]:
-                    self.console.print(Text(f"    {raw}", style="dim"))  # already printable
+                for raw in lines[:_MAX_TOOL_OUTPUT_LINES]:  # already printable; one screen line each
+                    self.console.print(Text(f"    {raw}", style="dim"), no_wrap=True, overflow="ellipsis")
                 if len(lines) > _MAX_TOOL_OUTPUT_LINES:
                     self.console.print(Text(f"    … {len(lines) - _MAX_TOOL_OUTPUT_LINES} more lines", style="dim"))
             else:
