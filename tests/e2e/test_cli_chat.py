@@ -216,7 +216,9 @@ def test_sessions_lists_stored_sessions(workdir: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
-    assert rows == [{"sessionId": "sess_stored", "cwd": str(workdir), "title": "A stored session", "updatedAt": None}]
+    assert rows == [
+        {"sessionId": "sess_stored", "cwd": str(workdir), "title": "A stored session", "updatedAt": None, "agent": None}
+    ]
 
 
 def test_session_resumed_one_shot(workdir: Path) -> None:

@@ -1,6 +1,6 @@
 """An ACP agent process for the end-to-end tests: the core server over `ScriptedRunner`.
 
-Usage: `python scripted_agent.py [--store PATH|memory] [--modes] [--models] [--delay SECONDS]`.
+Usage: `python scripted_agent.py [--store PATH|memory] [--modes] [--models] [--delay SECONDS] [--name NAME]`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ def main() -> None:
     parser.add_argument("--modes", action="store_true")
     parser.add_argument("--models", action="store_true")
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--name", default="scripted-agent")
     ns = parser.parse_args()
     options = AgentOptions(
-        name="scripted-agent",
+        name=ns.name,
         store=ns.store,
         modes=STANDARD_MODES if ns.modes else None,
         models=[ModelOption(id="fast"), ModelOption(id="smart")] if ns.models else (),

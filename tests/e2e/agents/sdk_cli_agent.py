@@ -8,7 +8,10 @@ It does not use ACP Kit's server: `acpkit run` must serve any ready ACP agent ob
   a usage update, then an answer naming the attachments it received;
 - `slow`: streams a line and waits until `session/cancel`, then ends `cancelled`;
 - `/echo ARGS`: answers `echo: ARGS`; `refuse`: ends with `refusal`;
-- `shell`: runs a command in a client terminal; `escape`: tries to read a file outside the cwd.
+- `shell`: runs a command in a client terminal; `escape`: tries to read a file outside the cwd;
+- `markdown`: streams a markdown answer in 3-character chunks (split inside words and markers);
+- `controls`: sends escape sequences, BEL and NUL in its text, thought, tool title, output, plan and title;
+- `fail`: answers `session/prompt` with a JSON-RPC error (the one-line cause, details in `data`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from acp import (
     PROTOCOL_VERSION,
+    RequestError,
     plan_entry,
     run_agent,
     start_tool_call,
@@ -46,6 +50,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionInfo,
+    SessionInfoUpdate,
     SessionListCapabilities,
     SessionResumeCapabilities,
     ToolCallUpdate,
@@ -130,11 +135,35 @@ class ScriptedAgent:
             except Exception as exc:
                 await say(f"refused: {exc}")
             return PromptResponse(stop_reason="end_turn")
+        if text.startswith("markdown"):
+            for i in range(0, len(MARKDOWN), 3):
+                await self.conn.session_update(session_id, update_agent_message_text(MARKDOWN[i : i + 3]))
+                await asyncio.sleep(0.005)
+            return PromptResponse(stop_reason="end_turn")
+        if text.startswith("controls"):
+            await self._controls(session_id)
+            return PromptResponse(stop_reason="end_turn")
+        if text.startswith("fail"):
+            await say("starting...")
+            raise RequestError(
+                -32603, "The agent failed: ValueError: the model said no", {"traceback": "Traceback ...\nValueError"}
+            )
         if "slow" in text:
             await say("working slowly...")
             await cancel.wait()
             return PromptResponse(stop_reason="cancelled")
         return await self._full_turn(session_id, prompt, cancel)
+
+    async def _controls(self, sid: str) -> None:
+        conn = self.conn
+        await conn.session_update(sid, SessionInfoUpdate(session_update="session_info_update", title=EVIL + "title"))
+        await conn.session_update(sid, update_agent_thought_text("pondering\x07" + EVIL))
+        await conn.session_update(sid, start_tool_call("c1", "tool\x1b]0;pwned\x07title", kind="execute"))
+        await conn.session_update(
+            sid, update_tool_call("c1", status="completed", content=[tool_content(text_block("out\x1b[31mput\x00"))])
+        )
+        await conn.session_update(sid, update_plan([plan_entry("step\x1b[2J\x00one")]))
+        await conn.session_update(sid, update_agent_message_text("visible " + EVIL + "text\x9b2J end"))
 
     def _say(self, sid: str) -> Any:
         async def say(text: str) -> None:
@@ -193,6 +222,13 @@ class ScriptedAgent:
         await self._say(sid)(f"Done: out.txt {wrote}. Attachments: {', '.join(kinds) or 'none'}.")
         return PromptResponse(stop_reason="end_turn", usage=Usage(input_tokens=100, output_tokens=20, total_tokens=120))
 
+
+MARKDOWN = (
+    "# Release notes\n\nThis is **important** and `inline code`.\n\n- first item\n- second item\n\n"
+    "```python\nprint('hi')\n```\n\nThe end.\n"
+)
+EVIL = "\x1b[2J\x1b]0;pwned\x07\x00"
+"""Clear the screen, retitle the window, NUL."""
 
 agent = ScriptedAgent()
 

@@ -146,6 +146,9 @@ class Session:
     """ISO 8601 time of the last change (UTC)."""
     parent_id: str | None = None
     """The session this one was forked from, if any."""
+    agent: str | None = None
+    """The name (`agentInfo.name`) of the agent that created the session, so clients sharing one store
+    can tell whose session it is (sent in `session/list` as `_meta.acpkit.agent`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -111,6 +111,22 @@ def _subparser(sub: Any, name: str, *, help: str, description: str) -> argparse.
     )
 
 
+def _add_client_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the agent's stderr (logs, tracebacks) in the terminal; it always goes to a log file",
+    )
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=60.0,
+        help="how long to wait for the agent to answer initialize (default: 60)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for `acpkit` and its subcommands."""
     parser = argparse.ArgumentParser(
@@ -147,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--json", action="store_true", help="print the raw ACP transcript as JSON lines")
     chat.add_argument("--session", metavar="ID", help="resume a stored session")
     chat.add_argument("--mode", metavar="MODE", help="switch the session to this mode first")
+    _add_client_options(chat)
     _add_target_options(chat)
 
     sessions = _subparser(
@@ -159,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("target", metavar="TARGET", nargs="?")
     sessions.add_argument("--agent", metavar="CMD", help="ask this agent command instead")
     sessions.add_argument("--json", action="store_true", help="print JSON")
+    _add_client_options(sessions)
     _add_target_options(sessions)
 
     render = _subparser(

@@ -25,6 +25,8 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.output import create_output
 
+from .sanitize import printable
+
 __all__ = [
     "AutoAnswer",
     "LineReader",
@@ -88,6 +90,7 @@ class _ChatCompleter(Completer):
 
     def __init__(self, commands: Callable[[], list[AvailableCommand]], cwd: Path) -> None:
         self._commands = commands
+        self._cwd = cwd
         self._paths = PathCompleter(get_paths=lambda: [str(cwd)], expanduser=True)
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
@@ -96,12 +99,27 @@ class _ChatCompleter(Completer):
             typed = before[1:]
             for command in self._commands():
                 if command.name.startswith(typed):
-                    yield Completion(command.name, start_position=-len(typed), display_meta=command.description)
+                    meta = printable(command.description)
+                    yield Completion(printable(command.name), start_position=-len(typed), display_meta=meta)
             return
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):
-            inner = Document(word[1:], len(word) - 1)
-            yield from self._paths.get_completions(inner, complete_event)
+            typed = word[1:]
+            inner = Document(typed, len(typed))
+            for completion in self._paths.get_completions(inner, complete_event):
+                yield self._with_slash(typed, completion)
+
+    def _with_slash(self, typed: str, completion: Completion) -> Completion:
+        """A directory completes with a trailing `/`, so Tab goes on into it."""
+        full = typed[: len(typed) + completion.start_position] + completion.text
+        if full.endswith("/") or not (self._cwd / Path(full).expanduser()).is_dir():
+            return completion
+        return Completion(
+            completion.text + "/",
+            start_position=completion.start_position,
+            display=completion.display,
+            display_meta=completion.display_meta,
+        )
 
 
 class LineReader:

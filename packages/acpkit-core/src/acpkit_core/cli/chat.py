@@ -11,19 +11,31 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
+import re
 import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from acp import RequestError
 from acp.client.connection import ClientSideConnection
-from acp.schema import InitializeResponse, PermissionOption, PromptResponse, RequestPermissionResponse, ToolCallUpdate
+from acp.schema import (
+    AvailableCommand,
+    InitializeResponse,
+    PermissionOption,
+    PromptResponse,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+)
 from rich.console import Console
 
 from . import ask
+from .agent_streams import AgentLog
 from .attach import ContentBlock, build_prompt
 from .local import LocalClient
+from .sanitize import printable
 from .spawn import AgentExited, agent_command, agent_env, connect, initialize, json_observer
 from .view import ChatView
 
@@ -35,6 +47,15 @@ EXIT_ERROR = 1
 """The agent answered the prompt with an error, or the connection broke."""
 EXIT_USAGE = 2
 """Bad command line, or the agent could not start."""
+
+LOCAL_COMMANDS: dict[str, str] = {
+    "help": "list the commands and keys",
+    "quit": "end the chat (also /exit, Ctrl-D)",
+    "exit": "end the chat",
+}
+"""The chat's own slash commands; an agent command of the same name wins."""
+
+_COMMAND = re.compile(r"^/([A-Za-z0-9][\w-]*)(?:\s|$)")
 
 
 @dataclass
@@ -56,9 +77,10 @@ class Chat:
         self.cwd = cwd
         self.interactive = args.prompt is None
         out = Console(stderr=True) if args.json else Console(highlight=False, soft_wrap=True)
-        self.view = ChatView(out, show_thoughts=not args.no_thoughts)
         if args.json:
-            self.view.console.quiet = True
+            out.quiet = True
+        self.view = ChatView(out, show_thoughts=not args.no_thoughts)
+        self.log = AgentLog(echo=self._echo_log if args.verbose else None)
         self.questions = Console(stderr=True, highlight=False)
         self.auto: ask.AutoAnswer = "yes" if args.yes else "no" if args.no else None
         self.reader: ask.LineReader | None = None
@@ -68,6 +90,12 @@ class Chat:
         self.client = LocalClient(
             cwd, on_update=lambda _sid, update: self.view.update(update), on_permission=self.permit
         )
+        self.agent_name: str | None = None
+        """The agent's `agentInfo.name`, once initialized."""
+
+    def _echo_log(self, line: str) -> None:
+        """`--verbose`: the agent's stderr and the client's log, dimmed, on stderr."""
+        self.questions.print(line, style="dim", markup=False, highlight=False)
 
     # --- permissions --------------------------------------------------------------------------
 
@@ -82,25 +110,36 @@ class Chat:
             option = ask.choose_option(options, self.auto)
             how = "--yes" if self.auto == "yes" else "--no"
         else:
-            asker = ChatView(self.questions) if self.args.json else self.view
-            asker.permission_question(tool_call, options)
-            if self.reader is not None or sys.stdin.isatty():
-                self.reader = self.reader or ask.LineReader(
-                    lambda: self.view.commands, self.cwd, questions_on_stderr=self.args.json
-                )
-                option = await self.reader.ask(options)
-                self._restore_sigint()
-                if option is None:  # Ctrl-C on the question cancels the turn
-                    self._on_sigint()
-                    return ask.cancelled()
-            else:
-                option = await ask.ask_stdin(options)
+            resume = self.view.pause()
+            try:
+                asker = ChatView(self.questions, fancy=False) if self.args.json else self.view
+                asker.permission_question(tool_call, options)
+                if self.reader is not None or sys.stdin.isatty():
+                    self.reader = self.reader or self._line_reader()
+                    option = await self.reader.ask(options)
+                    self._restore_sigint()
+                    if option is None:  # Ctrl-C on the question cancels the turn
+                        self._on_sigint()
+                        return ask.cancelled()
+                else:
+                    option = await ask.ask_stdin(options)
+            finally:
+                resume()
             how = "answered"
         if option is None:
             self.view.note(f"permission: no option to pick for {how}; cancelled", style="yellow")
             return ask.cancelled()
         self.view.note(f"permission {how}: {option.name} ({option.kind})", style="bold")
         return ask.selected(option)
+
+    def _line_reader(self) -> ask.LineReader:
+        return ask.LineReader(self.completions, self.cwd, questions_on_stderr=self.args.json)
+
+    def completions(self) -> list[AvailableCommand]:
+        """What `/` completes: the agent's commands, then the chat's own (unless the agent has one of that name)."""
+        agent = list(self.view.commands)
+        names = {c.name for c in agent}
+        return agent + [AvailableCommand(name=n, description=d) for n, d in LOCAL_COMMANDS.items() if n not in names]
 
     # --- Ctrl-C ----------------------------------------------------------------------------
 
@@ -128,17 +167,22 @@ class Chat:
         assert self.conn is not None
         task = asyncio.ensure_future(self.conn.prompt(session_id=session_id, prompt=blocks))
         self.turn = _Turn(session_id=session_id, task=task)
+        errors_before = self.log.errors
         self._restore_sigint()
+        self.view.waiting()
         try:
             response = await task
         except asyncio.CancelledError:
+            self.view.idle()
             self.view.note("quit", style="yellow")
             return None
         except RequestError as exc:
-            self.view.note(f"the agent failed the turn: {exc} {json.dumps(exc.data) if exc.data else ''}", style="red")
+            self.view.idle()
+            self._failed(exc)
             return EXIT_ERROR
         except ConnectionError:
-            self.view.note("the agent closed the connection", style="red")
+            self.view.idle()
+            self.view.note("✗ the agent closed the connection" + self._see_log(), style="red")
             self.disconnected = True
             return EXIT_ERROR
         finally:
@@ -146,7 +190,24 @@ class Chat:
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
             self.turn = None
         self.view.turn_end(response)
+        if self.log.errors > errors_before and not self.args.verbose:
+            self.view.note(f"the agent logged an error during the turn{self._see_log()}", style="yellow")
         return EXIT_CODES.get(response.stop_reason, EXIT_ERROR)
+
+    def _failed(self, exc: RequestError) -> None:
+        """One line for a turn the agent answered with a JSON-RPC error; its details go to the log."""
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else f"error {exc.code}"
+        reason = _short_reason(exc.data)
+        if reason and reason not in cause:
+            cause = f"{cause}: {reason}"
+        if exc.data is not None:
+            self.log.write(
+                f"session/prompt failed: {exc.code} {exc} {json.dumps(exc.data, default=str)}", source="chat"
+            )
+        self.view.note(f"✗ the turn failed: {cause}{self._see_log()}", style="red")
+
+    def _see_log(self) -> str:
+        return "" if self.args.verbose or not self.log.written else f" (details: {self.log.path})"
 
     async def open_session(self, init: InitializeResponse) -> str:
         """A new session, or the stored one named by `--session` (loaded with history, or resumed)."""
@@ -157,6 +218,7 @@ class Chat:
             new = await self.conn.new_session(cwd=str(self.cwd), mcp_servers=[])
             session_id = new.session_id
         else:
+            await self._warn_if_foreign(session_id, init)
             can_resume = bool(caps and caps.session_capabilities and caps.session_capabilities.resume is not None)
             can_load = bool(caps and caps.load_session)
             if can_load and (self.interactive or not can_resume):
@@ -170,23 +232,45 @@ class Chat:
             await self.conn.set_session_mode(session_id=session_id, mode_id=self.args.mode)
         return session_id
 
+    async def _warn_if_foreign(self, session_id: str, init: InitializeResponse) -> None:
+        """Warn when `--session` names a session another agent stored (when the agent lists sessions)."""
+        assert self.conn is not None
+        ours = init.agent_info.name if init.agent_info else None
+        caps = init.agent_capabilities
+        if ours is None or not (caps and caps.session_capabilities and caps.session_capabilities.list is not None):
+            return
+        try:
+            rows = await list_all_sessions(self.conn, self.cwd)
+        except RequestError:
+            return
+        row = next((r for r in rows if r["sessionId"] == session_id), None)
+        owner = row.get("agent") if row else None
+        if owner and owner != ours:
+            self.view.note(
+                f"warning: session {session_id} belongs to the agent {owner!r}, not {ours!r}; "
+                "this agent may not understand its history",
+                style="yellow",
+            )
+
     async def main(self) -> int:
         """Start the agent, open the session, run one prompt or the interactive loop."""
         observers = [json_observer(sys.stdout)] if self.args.json else None
         try:
+            argv = agent_command(self.args)
+        except ValueError as exc:
+            print(f"acpkit chat: cannot read --agent: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        try:
             async with connect(
-                agent_command(self.args), self.client, cwd=self.cwd, observers=observers, env=agent_env(self.args)
-            ) as (
-                conn,
-                process,
-            ):
+                argv, self.client, cwd=self.cwd, log=self.log, observers=observers, env=agent_env(self.args)
+            ) as (conn, agent):
                 self.conn = conn
-                init = await initialize(conn, process)
+                init = await self._start(conn, agent)
                 try:
                     session_id = await self.open_session(init)
                 except RequestError as exc:
-                    self.view.end_line()
-                    print(f"acpkit chat: cannot open the session: {exc}", file=sys.stderr)
+                    self.view.idle()
+                    print(f"acpkit chat: cannot open the session: {printable(str(exc))}", file=sys.stderr)
                     return EXIT_USAGE
                 caps = init.agent_capabilities.prompt_capabilities if init.agent_capabilities else None
                 if not self.interactive:
@@ -197,26 +281,57 @@ class Chat:
                     return EXIT_CODES["cancelled"] if code is None else code
                 return await self.loop(session_id, init)
         except AgentExited as exc:
+            self.view.idle()
             print(f"acpkit chat: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        finally:
+            self.view.idle()
+            self.log.close()
+
+    async def _start(self, conn: ClientSideConnection, agent: Any) -> InitializeResponse:
+        """`initialize`, with a status line while the agent starts."""
+        self.view.starting()
+        try:
+            init = await initialize(conn, agent, timeout=self.args.timeout)
+        finally:
+            self.view.idle()
+        self.agent_name = init.agent_info.name if init.agent_info else None
+        return init
 
     async def loop(self, session_id: str, init: InitializeResponse) -> int:
         """The interactive loop: read a line, send it, show the turn; Ctrl-D or /quit ends it."""
         info = init.agent_info
         name = f"{info.title or info.name} {info.version}" if info else "agent"
-        self.view.note(f"connected to {name} · session {session_id} · Ctrl-D to quit, Ctrl-C cancels a turn")
-        self.reader = self.reader or ask.LineReader(lambda: self.view.commands, self.cwd)
+        self.view.note(f"connected to {name} · session {session_id} · /help for commands and keys, Ctrl-D to quit")
+        self.reader = self.reader or self._line_reader()
         caps = init.agent_capabilities.prompt_capabilities if init.agent_capabilities else None
+        interrupted = False
         while True:
             try:
                 line = await self.reader.read_line()
-            except (EOFError, KeyboardInterrupt):
+            except EOFError:
                 return 0
+            except KeyboardInterrupt:  # Ctrl-C clears the line; a second one in a row quits
+                if interrupted:
+                    return 0
+                interrupted = True
+                self.view.note("(Ctrl-C again or Ctrl-D to quit)")
+                continue
+            interrupted = False
             line = line.strip()
             if not line:
                 continue
-            if line in {"/quit", "/exit"} and not any(c.name == line[1:] for c in self.view.commands):
-                return 0
+            command = _COMMAND.match(line)
+            if command and not any(c.name == command.group(1) for c in self.view.commands):
+                if command.group(1) in {"quit", "exit"}:
+                    return 0
+                if command.group(1) == "help":
+                    self.help()
+                else:
+                    self.view.note(
+                        f"unknown command /{command.group(1)} (not sent; /help lists the commands)", style="yellow"
+                    )
+                continue
             prompt = build_prompt(line, cwd=self.cwd, caps=caps)
             for note in prompt.notes:
                 self.view.note(note)
@@ -225,6 +340,58 @@ class Chat:
                 return 0
             if self.disconnected:
                 return EXIT_ERROR
+
+    def help(self) -> None:
+        """`/help`: the agent's commands, the chat's own, `@path` and the keys."""
+        view = self.view
+        if view.commands:
+            view.note("the agent's commands:", style="bold")
+            for c in view.commands:
+                view.note(f"  /{c.name}  {c.description}", style="")
+        view.note("the chat's commands:", style="bold")
+        names = {c.name for c in view.commands}
+        for name, description in LOCAL_COMMANDS.items():
+            if name not in names:
+                view.note(f"  /{name}  {description}", style="")
+        view.note("  @path  attach a file or directory (Tab completes)", style="")
+        view.note(
+            "keys: Ctrl-C cancels a turn (twice quits) or clears the line (twice quits) · Ctrl-D quits · Tab completes",
+            style="dim",
+        )
+
+
+def _short_reason(data: object) -> str | None:
+    """A one-line cause carried in a JSON-RPC error's `data` (`reason`, `message` or `detail`), if any."""
+    text = ""
+    if isinstance(data, dict):
+        fields = cast(dict[object, object], data)
+        text = next((v for k in ("reason", "message", "detail") if isinstance(v := fields.get(k), str)), "")
+    lines = text.strip().splitlines()
+    return lines[0][:300] if lines else None
+
+
+async def list_all_sessions(conn: ClientSideConnection, cwd: Path) -> list[dict[str, str | None]]:
+    """Every page of `session/list` for `cwd`, as rows (with the owning agent's name when the agent says it)."""
+    rows: list[dict[str, str | None]] = []
+    cursor: str | None = None
+    while True:
+        page = await conn.list_sessions(cwd=str(cwd), cursor=cursor)
+        for s in page.sessions:
+            meta: dict[str, Any] = s.field_meta or {}
+            acpkit = meta.get("acpkit")
+            agent = cast(dict[str, object], acpkit).get("agent") if isinstance(acpkit, dict) else None
+            rows.append(
+                {
+                    "sessionId": s.session_id,
+                    "cwd": s.cwd,
+                    "title": s.title,
+                    "updatedAt": s.updated_at,
+                    "agent": agent if isinstance(agent, str) else None,
+                }
+            )
+        cursor = page.next_cursor
+        if not cursor:
+            return rows
 
 
 def _check_target(args: argparse.Namespace, command: str) -> str | None:
@@ -244,37 +411,37 @@ def chat_main(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
     cwd = Path(args.cwd).resolve() if args.cwd else Path.cwd()
+    chat = Chat(args, cwd)
+    _log_to(chat.log)
     try:
-        return asyncio.run(Chat(args, cwd).main())
+        return asyncio.run(chat.main())
     except KeyboardInterrupt:
         return EXIT_CODES["cancelled"]
 
 
 async def _list_sessions(args: argparse.Namespace, cwd: Path) -> int:
     client = LocalClient(cwd, on_update=lambda _sid, _u: None, on_permission=_refuse)
+    log = AgentLog(echo=_echo_stderr if args.verbose else None)
+    _log_to(log)
     try:
-        async with connect(agent_command(args), client, cwd=cwd, env=agent_env(args)) as (conn, process):
-            init = await initialize(conn, process)
+        async with connect(agent_command(args), client, cwd=cwd, log=log, env=agent_env(args)) as (conn, agent):
+            init = await initialize(conn, agent, timeout=args.timeout)
             caps = init.agent_capabilities
             if not (caps and caps.session_capabilities and caps.session_capabilities.list is not None):
                 print(
                     "acpkit sessions: this agent does not list sessions (no sessionCapabilities.list)", file=sys.stderr
                 )
                 return EXIT_USAGE
-            rows: list[dict[str, str | None]] = []
-            cursor: str | None = None
-            while True:
-                page = await conn.list_sessions(cwd=str(cwd), cursor=cursor)
-                rows += [
-                    {"sessionId": s.session_id, "cwd": s.cwd, "title": s.title, "updatedAt": s.updated_at}
-                    for s in page.sessions
-                ]
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+            ours = init.agent_info.name if init.agent_info else None
+            rows = await list_all_sessions(conn, cwd)
     except AgentExited as exc:
         print(f"acpkit sessions: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ValueError as exc:
+        print(f"acpkit sessions: cannot read --agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        log.close()
     if args.json:
         for row in rows:
             print(json.dumps(row))
@@ -282,13 +449,44 @@ async def _list_sessions(args: argparse.Namespace, cwd: Path) -> int:
     if not rows:
         print(f"no stored sessions for {cwd}", file=sys.stderr)
         return 0
+    width = max(len(row["agent"] or "-") for row in rows)
     for row in rows:
-        print(f"{row['sessionId']}  {row['updatedAt'] or '-':<25}  {row['title'] or '(untitled)'}")
+        title = printable(row["title"] or "(untitled)")
+        owner = printable(row["agent"] or "-")
+        print(f"{row['sessionId']}  {row['updatedAt'] or '-':<25}  {owner:<{width}}  {title}")
+    foreign = sum(1 for row in rows if row["agent"] and ours and row["agent"] != ours)
+    if foreign:
+        print(
+            f"{foreign} of these sessions belong to other agents than {ours!r}; "
+            "resuming one with this agent starts without its history",
+            file=sys.stderr,
+        )
     return 0
+
+
+def _echo_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 async def _refuse(_sid: str, _tool: ToolCallUpdate, _options: list[PermissionOption]) -> RequestPermissionResponse:
     return ask.cancelled()
+
+
+class _LogHandler(logging.Handler):
+    """The client's own log records (the SDK's included) go to the chat's log file, not the screen."""
+
+    def __init__(self, log: AgentLog) -> None:
+        super().__init__(logging.WARNING)
+        self.log = log
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for line in self.format(record).splitlines():
+            self.log.write(line, source="chat")
+
+
+def _log_to(log: AgentLog) -> None:
+    logging.getLogger().addHandler(_LogHandler(log))
 
 
 def sessions_main(args: argparse.Namespace) -> int:

@@ -2,7 +2,8 @@
 
 The agent runs in its own process group, so a Ctrl-C typed in `acpkit chat` reaches the chat (which
 turns it into `session/cancel`) and not the agent. It inherits the whole environment (API keys
-included) and our stderr, so its logs and start-up errors show in the terminal.
+included). Its stderr goes to the chat's log file (see `agent_streams`); a program that is missing, or
+that is not an ACP agent, gets one clear message (`AgentExited`).
 """
 
 from __future__ import annotations
@@ -16,18 +17,22 @@ import shlex
 import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from acp import PROTOCOL_VERSION, Client
+from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamEvent
 from acp.schema import Implementation, InitializeResponse
 
+from .agent_streams import AgentLog, protocol_reader
 from .local import CAPABILITIES, LocalClient
+from .sanitize import printable
 
 __all__ = [
     "AgentExited",
+    "AgentProcess",
     "agent_command",
     "agent_env",
     "client_info",
@@ -38,15 +43,41 @@ __all__ = [
 
 _STDIO_LIMIT = 50 * 1024 * 1024
 _SHUTDOWN_SECONDS = 2.0
+_STRAY_KEPT = 5
 
 
 class AgentExited(Exception):
-    """The agent process ended before answering."""
+    """The agent could not start, or is not an ACP agent; the message says why, in one paragraph."""
 
-    def __init__(self, code: int | None) -> None:
-        super().__init__(f"the agent exited before answering (exit code {code})")
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
         self.code = code
         """The agent's exit code, if it ended."""
+
+
+@dataclass
+class AgentProcess:
+    """The running agent: its process, its log, and what it printed that was not JSON-RPC."""
+
+    argv: list[str]
+    """The command line."""
+    process: asyncio.subprocess.Process
+    """The subprocess."""
+    log: AgentLog
+    """Its stderr (and stray stdout lines)."""
+    stray: list[str] = field(default_factory=list[str])
+    """The first lines of stdout that were not JSON-RPC messages."""
+
+    @property
+    def name(self) -> str:
+        """The program, as the user typed it."""
+        return self.argv[0] if self.argv else "the agent"
+
+    def on_stray(self, line: str) -> None:
+        """A stdout line that is not JSON-RPC: keep the first few, log all."""
+        if len(self.stray) < _STRAY_KEPT:
+            self.stray.append(line)
+        self.log.write(line, source="agent stdout")
 
 
 def agent_command(args: argparse.Namespace) -> list[str]:
@@ -106,38 +137,49 @@ async def connect(
     client: LocalClient,
     *,
     cwd: Path,
+    log: AgentLog,
     observers: list[Callable[[StreamEvent], None]] | None = None,
     env: dict[str, str] | None = None,
-) -> AsyncGenerator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
+) -> AsyncGenerator[tuple[ClientSideConnection, AgentProcess]]:
     """Spawn `argv` (with our environment plus `env`) and yield the SDK client connection to it.
 
-    On exit, close the agent's stdin and end the process (terminate, then kill, after 2 s each).
+    The agent's stderr goes to `log`. Raises `AgentExited` when the program does not exist or cannot
+    run. On exit, close the agent's stdin and end the process (terminate, then kill, after 2 s each).
     """
+    if not argv:
+        raise AgentExited("the agent command is empty", 127)
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=None,
+            stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
             env={**os.environ, **(env or {})},
             limit=_STDIO_LIMIT,
             start_new_session=True,
         )
+    except FileNotFoundError:
+        raise AgentExited(f"{argv[0]}: command not found", 127) from None
+    except PermissionError:
+        raise AgentExited(f"{argv[0]}: permission denied (not an executable program)", 126) from None
     except OSError as exc:
-        raise AgentExited(127) from exc
-    assert process.stdin is not None and process.stdout is not None
+        raise AgentExited(f"{argv[0]}: cannot start: {exc.strerror or exc}", 126) from None
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    agent = AgentProcess(argv=argv, process=process, log=log)
+    stdout, start_pump = protocol_reader(process.stdout, agent.on_stray, limit=_STDIO_LIMIT)
+    tasks = [start_pump(), asyncio.ensure_future(log.drain(process.stderr))]
     kwargs: dict[str, Any] = {"observers": list(observers)} if observers else {}
-    conn = ClientSideConnection(
-        cast(Client, client), process.stdin, process.stdout, use_unstable_protocol=True, **kwargs
-    )
+    conn = ClientSideConnection(cast(Client, client), process.stdin, stdout, use_unstable_protocol=True, **kwargs)
     try:
-        yield conn, process
+        yield conn, agent
     finally:
         await client.close()
         with contextlib.suppress(Exception):
             await conn.close()
         await _stop(process)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), _SHUTDOWN_SECONDS)
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:
@@ -159,12 +201,44 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
         await process.wait()
 
 
-async def initialize(conn: ClientSideConnection, process: asyncio.subprocess.Process) -> InitializeResponse:
-    """Send `initialize` advertising fs and terminal; raise `AgentExited` if the agent dies first."""
+async def initialize(conn: ClientSideConnection, agent: AgentProcess, *, timeout: float) -> InitializeResponse:
+    """Send `initialize` advertising fs and terminal.
+
+    Raises `AgentExited`, with what went wrong in words, when the agent exits first, does not answer
+    within `timeout` seconds, or answers with an error: the usual signs of a program that is not an
+    ACP agent.
+    """
     try:
-        return await conn.initialize(
-            protocol_version=PROTOCOL_VERSION, client_capabilities=CAPABILITIES, client_info=client_info()
+        return await asyncio.wait_for(
+            conn.initialize(
+                protocol_version=PROTOCOL_VERSION, client_capabilities=CAPABILITIES, client_info=client_info()
+            ),
+            timeout,
         )
-    except ConnectionError:
-        code = await process.wait()
-        raise AgentExited(code) from None
+    except (ConnectionError, asyncio.IncompleteReadError):
+        code = await agent.process.wait()
+        await asyncio.sleep(0)  # let the stderr reader catch up
+        raise AgentExited(_exited(agent, code), code) from None
+    except TimeoutError:
+        raise AgentExited(
+            f"{agent.name} did not answer initialize within {timeout:g} s; is it an ACP agent?"
+            f"{_printed(agent)} (--timeout SECONDS waits longer)"
+        ) from None
+    except RequestError as exc:
+        raise AgentExited(f"{agent.name} refused initialize ({exc}); is it an ACP agent?{_printed(agent)}") from None
+
+
+def _printed(agent: AgentProcess) -> str:
+    if not agent.stray:
+        return ""
+    return " It printed, instead of JSON-RPC: " + " | ".join(printable(line)[:200] for line in agent.stray[:3])
+
+
+def _exited(agent: AgentProcess, code: int) -> str:
+    if agent.stray:
+        return f"{agent.name} is not an ACP agent: it exited (code {code}) without answering initialize." + _printed(
+            agent
+        )
+    tail = "\n".join(printable(line) for line in agent.log.tail)
+    said = f"\n{tail}" if tail else ""
+    return f"the agent exited before answering (exit code {code}){said}"

@@ -90,6 +90,7 @@ class SessionManager:
             additional_directories=tuple(additional_directories or ()),
             created_at=now,
             updated_at=now,
+            agent=self.options.name,
         )
         self.session_options.initialise(session)
         live = LiveSession(session=session)
@@ -152,6 +153,7 @@ class SessionManager:
             created_at=now,
             updated_at=now,
             parent_id=source.id,
+            agent=source.agent or self.options.name,
         )
         await self.store.create(session, server=stored.server, transcript=transcript)
         self._live[session.id] = LiveSession(session=session, server=copy.deepcopy(stored.server))
@@ -168,6 +170,7 @@ class SessionManager:
                 title=s.title,
                 updated_at=s.updated_at or None,
                 additional_directories=list(s.additional_directories) or None,
+                field_meta={"acpkit": {"agent": s.agent}} if s.agent else None,
             )
             for s in page.sessions
         ]

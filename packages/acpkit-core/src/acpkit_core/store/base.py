@@ -211,6 +211,7 @@ def session_to_json(session: Session) -> JsonDict:
         "created_at": session.created_at,
         "updated_at": session.updated_at,
         "parent_id": session.parent_id,
+        "agent": session.agent,
     }
 
 
@@ -228,4 +229,5 @@ def session_from_json(data: Mapping[str, Any]) -> Session:
         created_at=data.get("created_at", ""),
         updated_at=data.get("updated_at", ""),
         parent_id=data.get("parent_id"),
+        agent=data.get("agent"),
     )
