@@ -11,6 +11,8 @@ from .base import (
     SessionPage,
     SessionStore,
     StoredSession,
+    TurnBusyError,
+    TurnStart,
     default_store_path,
 )
 from .memory import MemoryStore
@@ -23,6 +25,8 @@ __all__ = [
     "SessionStore",
     "SqliteStore",
     "StoredSession",
+    "TurnBusyError",
+    "TurnStart",
     "default_store_path",
     "open_store",
 ]
