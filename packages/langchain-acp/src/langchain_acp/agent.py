@@ -33,6 +33,9 @@ if TYPE_CHECKING:
         tool_kinds: Any
         coalesce_ms: float
         allowed_paths: Any
+        context_window: int | None
+        transcript_flush_ms: float
+        max_stored_attachment: int | None
 
 
 __all__ = ["create_acp_agent", "create_runner", "run_acp"]
