@@ -14,6 +14,7 @@ from .base import (
     TurnBusyError,
     TurnStart,
     default_store_path,
+    private_file,
 )
 from .memory import MemoryStore
 from .sqlite import SqliteStore
@@ -29,6 +30,7 @@ __all__ = [
     "TurnStart",
     "default_store_path",
     "open_store",
+    "private_file",
 ]
 
 

@@ -22,6 +22,7 @@ import base64
 import binascii
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -47,6 +48,7 @@ __all__ = [
     "dumps_updates",
     "encode_cursor",
     "now_iso",
+    "private_file",
     "session_from_json",
     "session_to_json",
 ]
@@ -355,3 +357,18 @@ def cap_attachments(update: JsonDict, limit: int | None) -> JsonDict:
         "for stored attachments (max_stored_attachment)]"
     )
     return {**update, "content": {"type": "text", "text": note}}
+
+
+def private_file(path: Path) -> None:
+    """Create the file `path` with mode 0600, or narrow an existing file of ours that others may read.
+
+    For database files: SQLite gives their `-wal`, `-shm` and journal files the same mode.
+    """
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        info = path.stat()
+        if info.st_mode & 0o077 and info.st_uid == os.getuid() and stat.S_ISREG(info.st_mode):
+            path.chmod(0o600)
+        return
+    os.close(fd)

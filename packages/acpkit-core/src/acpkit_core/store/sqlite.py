@@ -7,7 +7,6 @@ import json
 import os
 import socket
 import sqlite3
-import stat
 import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +28,7 @@ from .base import (
     dumps_updates,
     encode_cursor,
     lease_alive,
+    private_file,
     session_from_json,
     session_to_json,
 )
@@ -112,7 +112,7 @@ class SqliteStore:
         """
         self._path = Path(path).expanduser().resolve()
         self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _private_file(self._path)
+        private_file(self._path)
         self._timeout = timeout
         self._db: sqlite3.Connection | None = None
         self._closed = False
@@ -278,18 +278,6 @@ class SqliteStore:
             self._executor.shutdown(wait=False)
             raise
         self._executor.shutdown(wait=True)  # the worker is idle: this only joins the thread
-
-
-def _private_file(path: Path) -> None:
-    """Create `path` with mode 0600, or narrow an existing file of ours that others may read."""
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except FileExistsError:
-        info = path.stat()
-        if info.st_mode & 0o077 and info.st_uid == os.getuid() and stat.S_ISREG(info.st_mode):
-            path.chmod(0o600)
-        return
-    os.close(fd)
 
 
 # --- run on the worker thread -----------------------------------------------------------------------
