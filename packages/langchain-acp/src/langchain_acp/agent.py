@@ -93,7 +93,7 @@ def create_acp_agent(
         recursion_limit: LangGraph's recursion limit per run; reaching it ends the turn `max_turn_requests`.
         edit_tool_call: Replace a tool call's arguments when the user approves it.
         durability: When LangGraph writes checkpoints: `"exit"` (default: once per run), or
-            `"async"`/`"sync"` (after every step); see [Sessions](../core/sessions.md#performance).
+            `"async"`/`"sync"` (after every step); the trade-off is on the Sessions page.
         **options: [`AgentOptions`][acpkit_core.config.AgentOptions] fields (`name`, `store`, `modes`, ...).
     """
     from acpkit_core.server import AcpAgent
