@@ -479,8 +479,8 @@ def _delete(db: sqlite3.Connection, session_id: str) -> None:
         for table in ("transcript", "history", "leases"):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
         db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-    db.execute("PRAGMA incremental_vacuum").fetchall()
-    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    # `executescript` steps the pragma to the end (each step frees one page; `execute` takes one).
+    db.executescript("PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(PASSIVE);")
 
 
 def _list(db: sqlite3.Connection, sql: str, params: list[str | int], limit: int) -> SessionPage:
