@@ -121,6 +121,7 @@ def create_acp_agent(
         deps_factory=deps_factory,
         report_tool_errors=report_tool_errors,
         connect_mcp_servers=connect_mcp_servers,
+        max_stored_attachment=max_stored_attachment,
     )
     options = AgentOptions(
         name=name or (agent.name if agent is not None and agent.name else None) or "pydantic-acp",

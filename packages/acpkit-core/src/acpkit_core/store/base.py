@@ -327,7 +327,7 @@ DEFAULT_MAX_STORED_ATTACHMENT = 1_000_000
 
 
 def cap_attachments(update: JsonDict, limit: int | None) -> JsonDict:
-    """A `user_message_chunk` whose attachment is over `limit`, with a note in its place.
+    """A `user_message_chunk` whose attachment (image, audio, resource) is over `limit`, with a note in its place.
 
     The client saw the attachment and the model got it; only the stored copy (replayed by
     `session/load`) is replaced by a text saying what it was. `None` stores everything.
@@ -347,9 +347,6 @@ def cap_attachments(update: JsonDict, limit: int | None) -> JsonDict:
         resource = cast(JsonDict, inner) if isinstance(inner, dict) else {}
         size = len(str(resource.get("blob") or resource.get("text") or ""))
         label = f"resource {resource.get('uri', '')}"
-    elif kind == "text":
-        size = len(str(content.get("text") or ""))
-        label = "text"
     if size <= limit:
         return update
     note = (
