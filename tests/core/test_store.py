@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ from acpkit_core.store import (
     MemoryStore,
     SessionStore,
     SqliteStore,
+    TurnBusyError,
     default_store_path,
     open_store,
 )
@@ -52,7 +57,14 @@ async def test_round_trip(store: SessionStore) -> None:
     original = _session("a")
     await store.create(original, server={"permissions": {"allow_always": ["x"], "reject_always": []}})
     got = await store.get("a")
-    assert got.session == original
+    # Secret values (MCP env and headers) are never stored: names, commands and URLs are.
+    assert got.session == replace(
+        original,
+        mcp_servers=(
+            StdioMcpServer(name="fs", command="/bin/fs", args=("-v",)),
+            HttpMcpServer(name="web", url="http://x"),
+        ),
+    )
     assert got.server == {"permissions": {"allow_always": ["x"], "reject_always": []}}
     assert got.session is not original
 
@@ -281,3 +293,179 @@ async def test_two_processes_share_one_file(tmp_path: Path) -> None:
     shared = await first.transcript("shared")
     assert sorted((u["from"], u["i"]) for u in shared) == sorted((p, i) for p in "xy" for i in range(25))
     await first.close()
+
+
+# --- incremental saves, leases, files --------------------------------------------------------------
+
+
+def _forbid_rewrites(path: Path) -> None:
+    """Make any UPDATE or DELETE of stored history and transcript rows fail (append-only check)."""
+    db = sqlite3.connect(path)
+    for table in ("history", "transcript"):
+        for op in ("UPDATE", "DELETE"):
+            db.execute(
+                f"CREATE TRIGGER no_{op.lower()}_{table} BEFORE {op} ON {table} "
+                f"BEGIN SELECT RAISE(ABORT, '{table} rows are rewritten'); END"
+            )
+    db.commit()
+    db.close()
+
+
+async def test_a_turn_appends_and_never_rewrites(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path)
+    s = _session("a")
+    s.history.append({"m": 0}, {"m": 1})
+    await store.create(s)
+    assert list(s.history.pending) == []
+    _forbid_rewrites(path)
+    for turn in range(2, 6):
+        s.history.append({"m": turn})
+        await store.save(s, append=[{"sessionUpdate": "x", "turn": turn}])
+    rows = sqlite3.connect(path).execute("SELECT seq, item FROM history WHERE session_id = 'a' ORDER BY seq").fetchall()
+    assert rows == [(i, f'{{"m":{m}}}') for i, m in enumerate([0, 1, 2, 3, 4, 5])]
+    got = await store.get("a")
+    assert got.version == 4
+    assert got.session.history.take_loaded() == [{"m": m} for m in [0, 1, 2, 3, 4, 5]]
+    assert [u["turn"] for u in await store.transcript("a")] == [2, 3, 4, 5]
+    await store.close()
+
+
+async def test_a_replaced_history_is_rewritten_once(store: SessionStore) -> None:
+    s = _session("a")
+    s.history.append({"m": 0}, {"m": 1})
+    await store.create(s)
+    s.history.replace([{"m": "x"}])
+    await store.save(s)
+    s.history.append({"m": "y"})
+    await store.save(s)
+    assert (await store.get("a")).session.history.take_loaded() == [{"m": "x"}, {"m": "y"}]
+    s.history.clear()
+    await store.save(s)
+    assert (await store.get("a")).session.history.take_loaded() == []
+
+
+async def test_turn_lease(store: SessionStore) -> None:
+    await store.create(_session("a"))
+    assert (await store.begin_turn("a", "one")).interrupted is False
+    assert (await store.begin_turn("a", "one")).version == 0  # the holder may take it again
+    with pytest.raises(TurnBusyError, match="is running a turn in another window"):
+        await store.begin_turn("a", "two")
+    assert await store.recover_turn("a") is False  # a live lease is not an interrupted turn
+    await store.save(_session("a"), release="one")
+    start = await store.begin_turn("a", "two")
+    assert (start.version, start.interrupted) == (1, False)
+    await store.end_turn("a", "two")
+    # A lease that expired (its holder stopped renewing it) marks an interrupted turn, once.
+    await store.begin_turn("a", "three", lease_seconds=-1)
+    assert (await store.begin_turn("a", "four")).interrupted is True
+    await store.begin_turn("a", "four", lease_seconds=-1)
+    assert await store.recover_turn("a") is True
+    assert await store.recover_turn("a") is False
+    with pytest.raises(SessionNotFoundError):
+        await store.begin_turn("missing", "one")
+
+
+def _hold_lease_and_wait(path: str, ready: Any) -> None:
+    async def go() -> None:
+        store = SqliteStore(path)
+        await store.begin_turn("a", "other-process")
+        ready.set()
+        await asyncio.sleep(60)
+
+    asyncio.run(go())
+
+
+async def test_a_lease_dies_with_its_process(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.sqlite3")
+    store = SqliteStore(path)
+    await store.create(_session("a"))
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    holder = ctx.Process(target=_hold_lease_and_wait, args=(path, ready))
+    holder.start()
+    assert ready.wait(60)
+    with pytest.raises(TurnBusyError, match=f"process {holder.pid} on"):
+        await store.begin_turn("a", "me")
+    holder.kill()
+    holder.join(10)
+    assert (await store.begin_turn("a", "me")).interrupted is True
+    await store.close()
+
+
+async def test_files_are_private_and_hold_no_secrets(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "elsewhere" / "state" / "s.sqlite3"
+        store = SqliteStore(path)
+        s = _session("a")
+        s.mcp_servers = (
+            StdioMcpServer(name="fs", command="/bin/fs", env={"API_KEY": "sk-secret-value-1"}),
+            HttpMcpServer(name="web", url="http://x", headers={"Authorization": "Bearer secret-token-2"}),
+        )
+        await store.create(s)
+        await store.save(s, append=[{"sessionUpdate": "x"}])
+        files = [p for p in path.parent.iterdir() if p.name.startswith("s.sqlite3")]
+        assert {p.name for p in files} >= {"s.sqlite3", "s.sqlite3-wal", "s.sqlite3-shm"}
+        assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == dict.fromkeys((p.name for p in files), 0o600)
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        data = b"".join(p.read_bytes() for p in files)
+        assert b"API_KEY" in data and b"Authorization" in data  # names are kept
+        assert b"sk-secret-value-1" not in data and b"secret-token-2" not in data
+        await store.close()
+    finally:
+        os.umask(old)
+
+
+async def test_an_existing_readable_file_is_narrowed(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    path.touch(mode=0o644)
+    path.chmod(0o644)
+    store = SqliteStore(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    await store.close()
+
+
+async def test_deleted_sessions_give_their_space_back(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path)
+    for i in range(20):
+        s = _session(f"s{i}")
+        s.history.append({"blob": "x" * 100_000})
+        await store.create(s, transcript=[{"sessionUpdate": "x", "text": "y" * 100_000}])
+    await store.close()
+    full = path.stat().st_size
+    assert full > 4_000_000
+    store = SqliteStore(path)
+    for i in range(20):
+        await store.delete(f"s{i}")
+    await store.close()
+    assert path.stat().st_size < full / 10
+
+
+async def test_an_older_file_is_migrated_without_its_secrets(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT NOT NULL, updated_at TEXT NOT NULL,"
+        " data TEXT NOT NULL, server TEXT NOT NULL);"
+        "CREATE TABLE transcript (session_id TEXT NOT NULL, seq INTEGER NOT NULL, updates TEXT NOT NULL,"
+        " PRIMARY KEY (session_id, seq));"
+    )
+    data = {
+        "id": "a",
+        "cwd": "/w",
+        "mcp_servers": [{"transport": "stdio", "name": "fs", "command": "/bin/fs", "env": {"K": "old-secret-3"}}],
+        "state": {"history": [1]},
+    }
+    db.execute("INSERT INTO sessions VALUES ('a', '/w', 't', ?, '{}')", (json.dumps(data),))
+    db.execute("INSERT INTO transcript VALUES ('a', 0, '[{\"sessionUpdate\": \"x\"}]')")
+    db.commit()
+    db.close()
+    store = SqliteStore(path)
+    got = await store.get("a")
+    assert got.session.state == {"history": [1]}
+    assert got.session.mcp_servers == (StdioMcpServer(name="fs", command="/bin/fs"),)
+    assert await store.transcript("a") == [{"sessionUpdate": "x"}]
+    await store.close()
+    assert b"old-secret-3" not in path.read_bytes()

@@ -203,7 +203,7 @@ async def test_history_is_stored_as_pydantic_messages() -> None:
         sid = await c.new_session()
         await c.prompt("hi", session_id=sid)
         stored = await runner_agent.store.get(sid)
-    messages = load_history(stored.session.state)
+    messages = load_history(stored.session)
     response = messages[-1]
     assert isinstance(response, ModelResponse)
     assert [type(p) for p in response.parts] == [ThinkingPart, TextPart]

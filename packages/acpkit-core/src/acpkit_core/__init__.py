@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .runner import (
         ClientInfo,
         Emitter,
+        HistoryLog,
         HttpMcpServer,
         McpServer,
         PermissionDecision,
@@ -83,6 +84,7 @@ __all__ = [
     "ConfigOption",
     "ContextRef",
     "Emitter",
+    "HistoryLog",
     "HostError",
     "HostUnavailableError",
     "HttpMcpServer",
@@ -178,6 +180,7 @@ _HOMES: dict[str, str] = {
         [
             "ClientInfo",
             "Emitter",
+            "HistoryLog",
             "HttpMcpServer",
             "McpServer",
             "PermissionDecision",

@@ -197,3 +197,10 @@ class AgentOptions:
     context_window: int | None = None
     """The model's context window in tokens, for `usage_update` when the framework does not report
     one (a [`ModelOption`][acpkit_core.config.ModelOption]'s own window wins for that model)."""
+    transcript_flush_ms: float = 100.0
+    """How often a running turn's streamed updates are written to the store, so a crash mid-turn
+    keeps the prompt (written at once) and all but the last moments of the answer."""
+    max_stored_attachment: int | None = 1_000_000
+    """Largest prompt attachment (characters of its wire JSON: base64 for images and audio) kept in
+    the stored transcript; a larger one is replaced there by a note saying what it was. `None`:
+    keep everything."""

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientInfo",
     "Emitter",
+    "HistoryLog",
     "HttpMcpServer",
     "McpServer",
     "PermissionDecision",
@@ -116,12 +117,80 @@ McpServer: TypeAlias = StdioMcpServer | HttpMcpServer | SseMcpServer
 # --- Session -----------------------------------------------------------------------------------
 
 
+class HistoryLog:
+    """A session's framework history as an append-only log of JSON items (one per message).
+
+    A runner appends what a turn adds; the store writes only the items appended since the last
+    save, so a turn costs what it adds, not what the session holds. Earlier items are rewritten
+    only when the runner calls [`replace`][acpkit_core.runner.HistoryLog.replace] (or `clear`).
+
+    The items read from the store are handed over once by
+    [`take_loaded`][acpkit_core.runner.HistoryLog.take_loaded]; the runner keeps its own
+    in-memory form of the log (validated messages, say) in
+    [`memo`][acpkit_core.runner.HistoryLog.memo], which is never stored. When a turn fails or
+    cannot be saved, the server replaces the session's log with a fresh one read from the store,
+    so a memo never outlives the items it stands for.
+    """
+
+    __slots__ = ("_loaded", "_pending", "_reset", "_saved", "memo")
+
+    def __init__(self, items: Sequence[Any] = ()) -> None:
+        """A log holding `items`, as read from the store."""
+        self._loaded: list[Any] | None = list(items)
+        self._saved = len(self._loaded)
+        self._pending: list[Any] = []
+        self._reset = False
+        self.memo: Any = None
+        """The runner's in-memory form of the items (never stored)."""
+
+    def __len__(self) -> int:
+        return self._saved + len(self._pending)
+
+    def append(self, *items: Any) -> None:
+        """Add JSON items at the end (stored by the next save)."""
+        self._pending.extend(items)
+
+    def replace(self, items: Sequence[Any]) -> None:
+        """Rewrite the whole log with `items` (the next save drops the stored items first)."""
+        self._loaded = None
+        self._saved = 0
+        self._pending = list(items)
+        self._reset = True
+
+    def clear(self) -> None:
+        """Forget every item (`/clear`)."""
+        self.replace(())
+        self.memo = None
+
+    def take_loaded(self) -> list[Any] | None:
+        """The items read from the store, once (`None` afterwards, or after `replace`)."""
+        loaded, self._loaded = self._loaded, None
+        return loaded
+
+    @property
+    def pending(self) -> Sequence[Any]:
+        """Items not stored yet."""
+        return self._pending
+
+    @property
+    def reset(self) -> bool:
+        """True when the next save must drop the stored items first."""
+        return self._reset
+
+    def saved(self, count: int) -> None:
+        """Called by the store: the first `count` pending items (and any reset) are now stored."""
+        self._saved += count
+        del self._pending[:count]
+        self._reset = False
+
+
 @dataclass(kw_only=True)
 class Session:
     """One ACP session as the runner sees it.
 
-    The server owns it and persists it after every turn; a runner reads it and keeps its own
-    framework history in [`state`][acpkit_core.runner.Session.state].
+    The server owns it and persists it after every turn; a runner keeps its framework history in
+    [`history`][acpkit_core.runner.Session.history] (append-only) and small settings in
+    [`state`][acpkit_core.runner.Session.state].
     """
 
     id: str
@@ -137,7 +206,12 @@ class Session:
     config: dict[str, str | bool] = field(default_factory=dict[str, str | bool])
     """Current values of the session's config options (`model`, `mode`, custom ones)."""
     state: dict[str, Any] = field(default_factory=dict[str, Any])
-    """Adapter-owned JSON state, persisted with the session (for example the message history)."""
+    """Small adapter-owned JSON state, written whole with the session after a turn.
+
+    Anything that grows with the conversation belongs in [`history`][acpkit_core.runner.Session.history].
+    """
+    history: HistoryLog = field(default_factory=HistoryLog, compare=False, repr=False)
+    """The framework's message history, stored append-only (one JSON item per message)."""
     title: str | None = None
     """Title shown in session lists, derived from the first prompt unless set."""
     created_at: str = ""

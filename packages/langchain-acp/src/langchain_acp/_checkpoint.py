@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from acpkit_core.store import private_file
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
@@ -45,9 +46,12 @@ class EmbeddedCheckpointer:
                     import aiosqlite
                     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    private_file(self.path)
                     self._conn = await aiosqlite.connect(str(self.path))
                     await self._conn.execute("PRAGMA journal_mode=WAL")
+                    # As the session store: a committed checkpoint survives the process being killed.
+                    await self._conn.execute("PRAGMA synchronous=NORMAL")
                     saver = AsyncSqliteSaver(self._conn)
                     await saver.setup()
                     self._saver = saver

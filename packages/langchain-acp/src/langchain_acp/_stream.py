@@ -120,6 +120,8 @@ class StreamMapper:
     """The finish reason of the last top-level model response."""
     last_plan: tuple[PlanItem, ...] | None = None
     """The last plan sent."""
+    interrupted: bool = False
+    """The run paused on an interrupt (the runner then reads the interrupts from the state)."""
     _message_id: str | None = None
     _pending: dict[tuple[str, int], _Pending] = field(default_factory=dict[tuple[str, int], _Pending])
 
@@ -134,6 +136,7 @@ class StreamMapper:
         elif mode == "updates" and isinstance(data, Mapping):
             for node, update in cast(Mapping[str, Any], data).items():
                 if node == "__interrupt__":
+                    self.interrupted = True
                     continue
                 await self._update(namespace, update)
 

@@ -9,6 +9,7 @@ from acpkit_core.config import AgentOptions
 from acpkit_core.errors import UserError
 from acpkit_core.store import open_store
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Durability
 
 from ._checkpoint import CHECKPOINT_FILE, EmbeddedCheckpointer
 from .runner import EditHook, Graph, GraphFactory, LangGraphRunner
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
         tool_kinds: Any
         coalesce_ms: float
         allowed_paths: Any
+        context_window: int | None
+        transcript_flush_ms: float
+        max_stored_attachment: int | None
 
 
 __all__ = ["create_acp_agent", "create_runner", "run_acp"]
@@ -46,6 +50,7 @@ def create_runner(
     options: AgentOptions | None = None,
     recursion_limit: int | None = None,
     edit_tool_call: EditHook | None = None,
+    durability: Durability = "exit",
 ) -> tuple[LangGraphRunner, AgentOptions]:
     """The runner for `graph` and the options with the session store opened (shared by server and checkpoints)."""
     options = dataclasses.replace(options) if options is not None else AgentOptions()
@@ -60,6 +65,7 @@ def create_runner(
         embedded=embedded,
         recursion_limit=recursion_limit,
         edit_tool_call=edit_tool_call,
+        durability=durability,
     )
     return runner, options
 
@@ -71,6 +77,7 @@ def create_acp_agent(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     recursion_limit: int | None = None,
     edit_tool_call: EditHook | None = None,
+    durability: Durability = "exit",
     **options: Unpack[_Options],
 ) -> AcpAgent:
     """An ACP agent serving a compiled LangGraph graph (or a graph built per session by `graph_factory`).
@@ -85,6 +92,8 @@ def create_acp_agent(
             the session store (`langgraph-checkpoints.sqlite3`; in memory for the memory store).
         recursion_limit: LangGraph's recursion limit per run; reaching it ends the turn `max_turn_requests`.
         edit_tool_call: Replace a tool call's arguments when the user approves it.
+        durability: When LangGraph writes checkpoints: `"exit"` (default: once per run), or
+            `"async"`/`"sync"` (after every step); the trade-off is on the Sessions page.
         **options: [`AgentOptions`][acpkit_core.config.AgentOptions] fields (`name`, `store`, `modes`, ...).
     """
     from acpkit_core.server import AcpAgent
@@ -98,6 +107,7 @@ def create_acp_agent(
         options=AgentOptions(**options),
         recursion_limit=recursion_limit,
         edit_tool_call=edit_tool_call,
+        durability=durability,
     )
     return AcpAgent(runner, agent_options)
 
@@ -109,6 +119,7 @@ def run_acp(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     recursion_limit: int | None = None,
     edit_tool_call: EditHook | None = None,
+    durability: Durability = "exit",
     **options: Unpack[_Options],
 ) -> None:
     """Serve `graph` over ACP on stdin/stdout until the client disconnects (see `create_acp_agent`)."""
@@ -120,6 +131,7 @@ def run_acp(
         checkpointer=checkpointer,
         recursion_limit=recursion_limit,
         edit_tool_call=edit_tool_call,
+        durability=durability,
         **options,
     )
     run_stdio(agent)

@@ -35,7 +35,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
-from langgraph.types import Command
+from langgraph.types import Command, Durability
 
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, current_binding
@@ -102,6 +102,11 @@ class LangGraphRunner:
     """Lets the developer replace a tool call's arguments when the user approves it."""
     config: RunnableConfig | None = None
     """Extra config merged into every run (tags, metadata, callbacks)."""
+    durability: Durability = "exit"
+    """When LangGraph writes checkpoints: `"exit"` (default) once per run, when it ends or pauses;
+    `"async"`/`"sync"` after every step. With `"exit"` a turn costs one checkpoint write, and a
+    crash mid-turn leaves the previous turn's checkpoint (never a dangling tool call); every
+    completed turn is stored before the prompt is answered in all three modes."""
     _graphs: dict[tuple[str, str | None], Graph] = field(default_factory=dict[tuple[str, str | None], Graph])
     _mcp: dict[str, McpConnections] = field(default_factory=dict[str, McpConnections])
     _open: set[str] = field(default_factory=set[str])
@@ -279,9 +284,14 @@ class LangGraphRunner:
         unanswered = answer_unanswered(state, await _committed_messages(graph, config)) if was_stopped(state) else []
         run_input: Any = {"messages": [*unanswered, human_message(turn.prompt, root_dir=turn.session.cwd)]}
         while True:
+            mapper.interrupted = False
             try:
                 stream: Any = graph.astream(  # pyright: ignore[reportUnknownMemberType]
-                    run_input, config, stream_mode=["messages", "updates"], subgraphs=True
+                    run_input,
+                    config,
+                    stream_mode=["messages", "updates"],
+                    subgraphs=True,
+                    durability=self.durability,
                 )
                 async for namespace, mode, data in stream:
                     await mapper.feed(namespace, mode, data)
@@ -293,6 +303,8 @@ class LangGraphRunner:
                     raise
                 await tracker.close_open(str(error))
                 return reason
+            if not mapper.interrupted:  # reading the state back costs a whole checkpoint: only when paused
+                return stop_reason_for_finish(mapper.last_finish_reason)
             snapshot = await graph.aget_state(config)
             if not snapshot.interrupts:
                 return stop_reason_for_finish(mapper.last_finish_reason)

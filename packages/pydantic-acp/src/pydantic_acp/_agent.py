@@ -74,6 +74,8 @@ def create_acp_agent(
     coalesce_ms: float = 0.0,
     allowed_paths: Sequence[str] = (),
     context_window: int | None = None,
+    transcript_flush_ms: float = 100.0,
+    max_stored_attachment: int | None = 1_000_000,
 ) -> AcpAgent:
     """The ACP agent serving a `pydantic_ai.Agent` (for `acp.run_agent`, tests, custom transports).
 
@@ -104,6 +106,8 @@ def create_acp_agent(
         allowed_paths: Directories besides each session's cwd that client tools may touch.
         context_window: The model's context window in tokens, for `usage_update` when the model's
             profile does not give one.
+        transcript_flush_ms: How often a running turn's updates are written to the store.
+        max_stored_attachment: Largest prompt attachment kept in the stored transcript (`None`: all).
     """
     model_options, by_id = _models(models)
     runner = PydanticRunner(
@@ -117,6 +121,7 @@ def create_acp_agent(
         deps_factory=deps_factory,
         report_tool_errors=report_tool_errors,
         connect_mcp_servers=connect_mcp_servers,
+        max_stored_attachment=max_stored_attachment,
     )
     options = AgentOptions(
         name=name or (agent.name if agent is not None and agent.name else None) or "pydantic-acp",
@@ -134,6 +139,8 @@ def create_acp_agent(
         coalesce_ms=coalesce_ms,
         allowed_paths=allowed_paths,
         context_window=context_window,
+        transcript_flush_ms=transcript_flush_ms,
+        max_stored_attachment=max_stored_attachment,
     )
     return AcpAgent(runner, options)
 

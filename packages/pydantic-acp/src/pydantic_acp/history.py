@@ -1,8 +1,11 @@
-"""The session's pydantic-ai message history, kept in `session.state` as JSON.
+"""The session's pydantic-ai message history: append-only in the store, validated once per process.
 
-Stored with `ModelMessagesTypeAdapter` under [`HISTORY_KEY`][pydantic_acp.history.HISTORY_KEY].
-Before it is stored, [`repair_history`][pydantic_acp.history.repair_history] makes a history
-that a failed or cancelled turn left behind acceptable to any model:
+Each message is one item of the session's [`HistoryLog`][acpkit_core.runner.HistoryLog], as
+`ModelMessagesTypeAdapter` JSON. A turn appends the messages it added (repaired); the
+validated messages stay in memory (`HistoryLog.memo`) for the next turn, so a turn neither
+re-reads, re-validates nor re-dumps the whole conversation. Before it is stored,
+[`repair_history`][pydantic_acp.history.repair_history] makes what a failed or cancelled turn
+left behind acceptable to any model:
 
 - every tool call gets an answer: a call the stopped turn never started (still waiting for its
   permission, say) a `denied` tool return saying it did not run, any other an `interrupted` one saying
@@ -13,11 +16,15 @@ that a failed or cancelled turn left behind acceptable to any model:
 
 from __future__ import annotations
 
-from collections.abc import Collection, MutableMapping, Sequence
+import contextlib
+import threading
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
+from acpkit_core.runner import Session
 from pydantic_ai.messages import (
+    BinaryContent,
     ModelMessage,
     ModelMessagesTypeAdapter,
     ModelRequest,
@@ -25,19 +32,23 @@ from pydantic_ai.messages import (
     ModelResponse,
     ToolCallPart,
     ToolReturnPart,
+    UserContent,
+    UserPromptPart,
 )
 
 __all__ = [
     "HISTORY_KEY",
     "INTERRUPTED_TOOL_TEXT",
     "NOT_RUN_TOOL_TEXT",
+    "cap_attachments",
     "load_history",
     "repair_history",
     "save_history",
+    "warm_up",
 ]
 
 HISTORY_KEY = "pydantic_ai.messages"
-"""The key of the message history in `session.state`."""
+"""Where sessions stored by older versions kept the whole history in `session.state` (read once, moved)."""
 
 INTERRUPTED_TOOL_TEXT = "The tool call did not finish: the user stopped the turn before it returned."
 """What the model is told about a tool call the turn never answered."""
@@ -46,19 +57,125 @@ NOT_RUN_TOOL_TEXT = "The user stopped the turn before this tool call ran; the to
 """What the model is told about a tool call the stopped turn never started."""
 
 
-def load_history(state: MutableMapping[str, Any]) -> list[ModelMessage]:
-    """The messages stored in a session's state (empty when none)."""
-    raw = state.get(HISTORY_KEY)
-    if not raw:
-        return []
-    return ModelMessagesTypeAdapter.validate_python(raw)
+def load_history(session: Session) -> list[ModelMessage]:
+    """The session's messages (a new list; the messages are shared with the in-memory copy).
+
+    Validated from the stored items on first use in a process, then kept in memory.
+    """
+    log = session.history
+    memo: Any = log.memo
+    if isinstance(memo, list) and len(memo) == len(log):  # pyright: ignore[reportUnknownArgumentType]
+        return list(memo)  # pyright: ignore[reportUnknownArgumentType]
+    legacy = session.state.pop(HISTORY_KEY, None)
+    loaded = log.take_loaded()
+    if legacy and not loaded and not len(log):
+        messages = ModelMessagesTypeAdapter.validate_python(legacy)
+        log.replace(ModelMessagesTypeAdapter.dump_python(messages, mode="json"))
+    else:
+        messages = ModelMessagesTypeAdapter.validate_python(loaded or [])
+    log.memo = messages
+    return list(messages)
 
 
 def save_history(
-    state: MutableMapping[str, Any], messages: Sequence[ModelMessage], *, not_run: Collection[str] = ()
+    session: Session,
+    before: Sequence[ModelMessage],
+    messages: Sequence[ModelMessage],
+    *,
+    not_run: Collection[str] = (),
+    max_attachment: int | None = None,
 ) -> None:
-    """Repair `messages` and store them as JSON in the session's state (see `repair_history` for `not_run`)."""
-    state[HISTORY_KEY] = ModelMessagesTypeAdapter.dump_python(repair_history(messages, not_run=not_run), mode="json")
+    """Append to the session's history what a run added to `before` (repaired).
+
+    `before` is what [`load_history`][pydantic_acp.history.load_history] gave the run and
+    `messages` all the run's messages. When the run kept `before` as it was (the usual case) only
+    the new messages are dumped and stored; otherwise the whole history is rewritten. A binary
+    prompt attachment larger than `max_attachment` (characters of its base64) reached the model in
+    its own turn; the history keeps a note in its place. `not_run` is as for
+    [`repair_history`][pydantic_acp.history.repair_history].
+    """
+    log = session.history
+    count = len(before)
+    if len(messages) >= count and all(a is b for a, b in zip(before, messages, strict=False)):
+        added = cap_attachments(repair_history(messages[count:], not_run=not_run), max_attachment)
+        log.append(*ModelMessagesTypeAdapter.dump_python(added, mode="json"))
+        log.memo = [*before, *added]
+    else:
+        full = cap_attachments(repair_history(messages, not_run=not_run), max_attachment)
+        log.replace(ModelMessagesTypeAdapter.dump_python(full, mode="json"))
+        log.memo = full
+
+
+def warm_up() -> threading.Thread:
+    """Warm pydantic-ai up in a background thread: one throwaway streamed run, and the history codec.
+
+    The first run of a process builds pydantic-ai's run graph and schemas, and the first dump of
+    a history builds its serializer: together tens of milliseconds. The runner starts this when it
+    is created (before `initialize`), with an agent of its own (the user's agent is never run), so
+    the first prompt costs what later ones do.
+    """
+    thread = threading.Thread(target=_warm, name="pydantic-acp-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _warm() -> None:
+    import asyncio
+
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        yield "warm"
+
+    async def events(ctx: Any, stream: AsyncIterable[Any]) -> None:
+        async for _ in stream:
+            pass
+
+    async def run() -> None:
+        result = await Agent(FunctionModel(stream_function=stream)).run("warm up", event_stream_handler=events)
+        dumped = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
+        ModelMessagesTypeAdapter.validate_python(dumped)
+
+    with contextlib.suppress(Exception):  # warming is best effort: the first prompt is just slower
+        asyncio.run(run())
+
+
+def cap_attachments(messages: list[ModelMessage], limit: int | None) -> list[ModelMessage]:
+    """`messages` with every binary prompt attachment over `limit` (base64 characters) replaced by a note."""
+    if limit is None:
+        return messages
+    out: list[ModelMessage] = []
+    for message in messages:
+        if isinstance(message, ModelRequest) and any(_too_big(p, limit) for p in message.parts):
+            parts = [_capped(p, limit) if isinstance(p, UserPromptPart) else p for p in message.parts]
+            message = replace(message, parts=parts)
+        out.append(message)
+    return out
+
+
+def _base64_size(content: BinaryContent) -> int:
+    return (len(content.data) + 2) // 3 * 4
+
+
+def _too_big(part: ModelRequestPart, limit: int) -> bool:
+    if not isinstance(part, UserPromptPart) or isinstance(part.content, str):
+        return False
+    return any(isinstance(c, BinaryContent) and _base64_size(c) > limit for c in part.content)
+
+
+def _capped(part: UserPromptPart, limit: int) -> UserPromptPart:
+    if isinstance(part.content, str):
+        return part
+    content: list[UserContent] = []
+    for item in part.content:
+        if isinstance(item, BinaryContent) and _base64_size(item) > limit:
+            item = (
+                f"[{item.media_type} attachment of {_base64_size(item):,} base64 characters, shown in its own "
+                f"turn, not kept in the history: larger than the {limit:,}-character limit]"
+            )
+        content.append(item)
+    return replace(part, content=content)
 
 
 def repair_history(messages: Sequence[ModelMessage], *, not_run: Collection[str] = ()) -> list[ModelMessage]:

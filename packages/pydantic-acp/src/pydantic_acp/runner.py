@@ -35,7 +35,7 @@ from ._bridge import AcpBridge, ListeningAcpBridge
 from ._unstreamed import streaming_model
 from .client_tools import CLIENT_TOOL_NAMES, client_toolset
 from .events import EventProjector
-from .history import load_history, save_history
+from .history import load_history, save_history, warm_up
 from .mcp import SessionMcp
 from .modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
 from .render import render_prompt
@@ -77,6 +77,7 @@ class PydanticRunner:
         deps_factory: DepsFactory | None = None,
         report_tool_errors: bool = True,
         connect_mcp_servers: bool = True,
+        max_stored_attachment: int | None = 1_000_000,
     ) -> None:
         if (agent is None) == (agent_factory is None):
             raise UserError("PydanticRunner: pass exactly one of `agent` or `agent_factory=`")
@@ -90,7 +91,9 @@ class PydanticRunner:
         self._deps_factory = deps_factory
         self._report_tool_errors = report_tool_errors
         self._connect_mcp = connect_mcp_servers
+        self._max_attachment = max_stored_attachment
         self._mcp: dict[str, SessionMcp] = {}
+        warm_up()
 
     async def agent_for(self, session: Session) -> AnyAgent:
         """The agent that serves `session` (the fixed agent, or the factory's answer)."""
@@ -122,7 +125,7 @@ class PydanticRunner:
         """Run the agent on the turn's prompt, streaming updates, and say why it stopped."""
         session = turn.session
         agent = await self.agent_for(session)
-        history = load_history(session.state)
+        history = load_history(session)
         plan = self._plan_tool if self._plan_tool is not None else turn.plan_only
         projector = EventProjector(turn, hidden_tools=frozenset({PLAN_TOOL_NAME}) if plan else frozenset())
         toolsets: list[AbstractToolset[Any]] = [*self._session_toolsets(session)]
@@ -170,7 +173,9 @@ class PydanticRunner:
                     messages = _messages_of(error) or list(captured)
                     unstarted = projector.unstarted_ids()
                     await projector.fail_open(_STOPPED_TEXT)
-                    save_history(session.state, messages, not_run=unstarted)
+                    save_history(
+                        session, history, messages, not_run=unstarted, max_attachment=self._max_attachment
+                    )
                     if stop is None:
                         raise
                     return stop
@@ -179,7 +184,8 @@ class PydanticRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
         messages = result.all_messages()
-        save_history(session.state, messages, not_run=projector.unstarted_ids() if turn.cancelled else ())
+        unstarted = projector.unstarted_ids() if turn.cancelled else ()
+        save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
         if not isinstance(result.output, str):
             await projector.output_text(_show(result.output))
         return "cancelled" if turn.cancelled else stop_reason_for_messages(messages)

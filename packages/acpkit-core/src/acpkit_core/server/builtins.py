@@ -91,6 +91,7 @@ class BuiltinCommands:
         """`/clear`: forget the runner state, remembered permissions and transcript."""
         live = await self.sessions.live(turn.session.id)
         live.session.state.clear()
+        live.session.history.clear()
         live.server.pop("permissions", None)
         if isinstance(turn, ServerTurn):
             turn.remembered = turn.remembered.forget()

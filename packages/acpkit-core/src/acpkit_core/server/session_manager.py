@@ -12,11 +12,12 @@ from acp.schema import ConfigOptionUpdate, CurrentModeUpdate, SessionInfo
 
 from ..config import AgentOptions
 from ..errors import SessionBusyError
-from ..runner import ClientInfo, Runner, Session, SessionDeleter, SessionHooks
+from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
 from ..store import SessionStore, open_store
 from ..store.base import now_iso
 from .options import SessionOptions
 from .outbox import Outbox
+from .recording import interruption_updates
 from .sessions import LiveSession, WireMcpServer, mcp_servers_from_wire, replay_updates
 
 __all__ = ["SessionManager"]
@@ -51,9 +52,22 @@ class SessionManager:
         live = self._live.get(session_id)
         if live is None:
             stored = await self.store.get(session_id)
-            live = self._live[session_id] = LiveSession(session=stored.session, server=stored.server)
+            live = LiveSession(session=stored.session, server=stored.server, version=stored.version)
+            self._live[session_id] = live
             await self._open_hook(live.session)
         return live
+
+    async def reload_state(self, live: LiveSession) -> None:
+        """Take the runner state, history and server JSON as stored (drop what is only in memory)."""
+        stored = await self.store.get(live.session.id)
+        live.session.state = stored.session.state
+        live.session.history = stored.session.history
+        live.server = stored.server
+        live.version = stored.version
+
+    def forget(self, session_id: str) -> None:
+        """Drop the open session from memory (read again from the store on next use)."""
+        self._live.pop(session_id, None)
 
     def open_session(self, session_id: str) -> LiveSession | None:
         """The session `session_id` if it is open on this connection."""
@@ -121,10 +135,15 @@ class SessionManager:
             session.additional_directories = tuple(additional_directories)
         if live is not None:
             await self._close_hook(live.session)
-        self._live[session_id] = LiveSession(session=session, server=stored.server)
+        self._live[session_id] = LiveSession(session=session, server=stored.server, version=stored.version)
         await self._open_hook(session)
         if replay:
-            for update in replay_updates(session_id, await self.store.transcript(session_id)):
+            transcript = await self.store.transcript(session_id)
+            if await self.store.recover_turn(session_id):
+                closing = interruption_updates(transcript)  # a process died mid-turn: say so, once
+                await self.store.append_transcript(session_id, closing)
+                transcript.extend(closing)
+            for update in replay_updates(session_id, transcript):
                 await self.outbox.send(session_id, update)
         return session
 
@@ -148,13 +167,15 @@ class SessionManager:
             additional_directories=tuple(additional_directories or source.additional_directories),
             mode_id=source.mode_id,
             config=dict(source.config),
-            state=copy.deepcopy(source.state),
+            state=source.state,
+            history=HistoryLog(),
             title=source.title,
             created_at=now,
             updated_at=now,
             parent_id=source.id,
             agent=source.agent or self.options.name,
         )
+        session.history.replace(source.history.take_loaded() or [])
         await self.store.create(session, server=stored.server, transcript=transcript)
         self._live[session.id] = LiveSession(session=session, server=copy.deepcopy(stored.server))
         await self._open_hook(session)

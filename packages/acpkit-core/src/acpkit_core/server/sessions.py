@@ -36,6 +36,8 @@ class LiveSession:
     """Set when no turn is running."""
     reset_transcript: bool = False
     """`/clear` asked to drop the stored transcript at the end of the turn."""
+    version: int = 0
+    """The stored version this process's copy was read or written at."""
 
     def __post_init__(self) -> None:
         self.idle.set()

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import logging
 from collections.abc import Awaitable, Sequence
-from typing import Any
 
+from acp import RequestError
 from acp.schema import (
     AudioContentBlock,
     EmbeddedResourceContentBlock,
@@ -20,12 +19,13 @@ from acp.schema import (
 )
 
 from ..config import AgentOptions, Command
-from ..errors import SessionBusyError
+from ..errors import AcpKitError, SessionBusyError
 from ..runner import Runner, StopReason
 from ..store.base import now_iso
 from ._prompt import parse_prompt, prompt_title
 from .commands import match_command
 from .emitter import TurnEmitter
+from .recording import TurnRecorder, interruption_updates, new_owner
 from .session_manager import SessionManager
 from .sessions import LiveSession
 from .turn import ServerTurn
@@ -52,6 +52,7 @@ class TurnRunner:
         self.options = options
         self.sessions = sessions
         self.commands = commands
+        self._owner = new_owner()
 
     async def prompt(self, session_id: str, blocks: list[PromptBlock]) -> PromptResponse:
         """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600)."""
@@ -99,8 +100,59 @@ class TurnRunner:
     async def _run(self, live: LiveSession, turn: ServerTurn, blocks: Sequence[PromptBlock]) -> PromptResponse:
         session = live.session
         emitter = turn.emit
-        state_before = copy.deepcopy(session.state)
-        await emitter.user_message(blocks)
+        store = self.sessions.store
+        recorder = TurnRecorder(
+            store,
+            session.id,
+            self._owner,
+            emitter,
+            flush_ms=self.options.transcript_flush_ms,
+            max_attachment=self.options.max_stored_attachment,
+        )
+        try:
+            began = await store.begin_turn(session.id, self._owner)
+            if began.version != live.version:
+                await self.sessions.reload_state(live)  # another process ran turns of this session meanwhile
+            if began.interrupted:
+                closing = interruption_updates(await store.transcript(session.id))
+                await store.append_transcript(session.id, closing)
+            await emitter.user_message(blocks)
+            await recorder.flush()  # the prompt is stored before the runner starts
+        except Exception as exc:
+            await recorder.abandon()
+            if isinstance(exc, AcpKitError | RequestError):
+                raise
+            raise RequestError(
+                -32603, f"The prompt could not be stored ({type(exc).__name__}: {exc}); the turn did not run."
+            ) from exc
+        except BaseException:
+            await recorder.abandon()
+            raise
+        recorder.start()
+        try:
+            stop = await self._turn_body(live, turn)
+        finally:
+            await recorder.stop()
+        session.updated_at = now_iso()
+        try:
+            live.version = await recorder.finish(session, live.server, reset_transcript=live.reset_transcript)
+        except Exception as exc:
+            logger.exception("session %s: the turn could not be saved", session.id)
+            await recorder.abandon()
+            try:
+                await self.sessions.reload_state(live)  # the next turn builds on what is stored, not on this one
+            except Exception:
+                self.sessions.forget(session.id)  # read again from the store on next use
+            raise RequestError(
+                -32603,
+                f"The turn could not be saved ({type(exc).__name__}: {exc}). The session continues from its "
+                "last saved turn; this turn is not part of its history.",
+            ) from exc
+        return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)
+
+    async def _turn_body(self, live: LiveSession, turn: ServerTurn) -> StopReason:
+        session = live.session
+        emitter = turn.emit
         if session.title is None:
             title = prompt_title(turn.prompt)
             if title:
@@ -110,7 +162,7 @@ class TurnRunner:
                 )
         command = match_command(turn.prompt, self.commands)
         work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
-        stop = await self._race(live, turn, work, state_before)
+        stop = await self._race(live, turn, work)
         await emitter.flush()
         if emitter.open_tool_calls:
             reason = "cancelled" if stop == "cancelled" else "the agent ended the turn without finishing this tool call"
@@ -121,21 +173,13 @@ class TurnRunner:
             for key, value in emitter.turn_usage.model_dump(exclude_none=True).items():
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value
-        session.updated_at = now_iso()
-        await self.sessions.store.save(
-            session,
-            server=live.server,
-            append=emitter.recorded,
-            reset_transcript=live.reset_transcript,
-        )
-        return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)
+        return stop
 
     async def _race(
         self,
         live: LiveSession,
         turn: ServerTurn,
         work: Awaitable[StopReason | None],
-        state_before: dict[str, Any],
     ) -> StopReason:
         task: asyncio.Future[StopReason | None] = asyncio.ensure_future(work)
         cancelled = asyncio.ensure_future(turn.wait_cancelled())
@@ -157,18 +201,17 @@ class TurnRunner:
         if exc is not None:
             if turn.cancelled:
                 return "cancelled"
-            await self._runner_failed(live, turn, exc, state_before)
+            await self._runner_failed(live, turn, exc)
             return "end_turn"
         result = task.result()
         if turn.cancelled:
             return "cancelled"
         return result or "end_turn"
 
-    async def _runner_failed(
-        self, live: LiveSession, turn: ServerTurn, exc: BaseException, state_before: dict[str, Any]
-    ) -> None:
+    async def _runner_failed(self, live: LiveSession, turn: ServerTurn, exc: BaseException) -> None:
         logger.error("session %s: the runner raised %s", live.session.id, type(exc).__name__, exc_info=exc)
-        live.session.state = state_before
+        # What the failed run left in the state and history is dropped: back to the stored turn.
+        await self.sessions.reload_state(live)
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         message = f"The agent failed: {type(exc).__name__}" + (f": {detail}" if detail else "") + "."
         try:

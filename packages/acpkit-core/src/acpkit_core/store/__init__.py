@@ -11,7 +11,10 @@ from .base import (
     SessionPage,
     SessionStore,
     StoredSession,
+    TurnBusyError,
+    TurnStart,
     default_store_path,
+    private_file,
 )
 from .memory import MemoryStore
 from .sqlite import SqliteStore
@@ -23,8 +26,11 @@ __all__ = [
     "SessionStore",
     "SqliteStore",
     "StoredSession",
+    "TurnBusyError",
+    "TurnStart",
     "default_store_path",
     "open_store",
+    "private_file",
 ]
 
 

@@ -1,9 +1,19 @@
 """The session store contract and the JSON codec shared by the built-in stores.
 
-A store keeps, per session: the [`Session`][acpkit_core.runner.Session] itself (including the
-runner's `state`), a small server-owned JSON object (remembered permission answers, usage
-totals), and the transcript (every update the client saw, as wire JSON), which the server
-replays on `session/load`.
+A store keeps, per session:
+
+- the [`Session`][acpkit_core.runner.Session] row: ids, cwd, mode, options, title and the
+  runner's small `state`, rewritten whole by each save, with a `version` counting the saves;
+- the framework history ([`Session.history`][acpkit_core.runner.HistoryLog]): append-only rows,
+  one per message, a save writes only the new ones;
+- a small server-owned JSON object (remembered permission answers, usage totals);
+- the transcript (every update the client saw, as wire JSON): append-only rows, written while a
+  turn runs, replayed on `session/load`;
+- at most one turn lease: which process runs a turn of the session now. A lease whose process
+  died marks a turn that was interrupted.
+
+Secret values (MCP server `env` values and HTTP `headers` values) are never written: the
+client sends its MCP servers again on `session/load`.
 """
 
 from __future__ import annotations
@@ -12,28 +22,33 @@ import base64
 import binascii
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 import pydantic_core
 
-from ..errors import AcpKitError
-from ..runner import HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
+from ..errors import AcpKitError, SessionBusyError
+from ..runner import HistoryLog, HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 
 __all__ = [
+    "DEFAULT_LEASE_SECONDS",
     "InvalidCursorError",
     "JsonDict",
     "SessionPage",
     "SessionStore",
     "StoredSession",
+    "TurnBusyError",
+    "TurnStart",
     "decode_cursor",
     "default_store_path",
     "dumps_updates",
     "encode_cursor",
     "now_iso",
+    "private_file",
     "session_from_json",
     "session_to_json",
 ]
@@ -42,6 +57,8 @@ JsonDict: TypeAlias = dict[str, Any]
 """A JSON object."""
 
 DEFAULT_PAGE_SIZE = 50
+DEFAULT_LEASE_SECONDS = 30.0
+"""How long a turn lease lasts without renewal (the server renews it while the turn runs)."""
 
 
 class InvalidCursorError(AcpKitError, ValueError):
@@ -56,6 +73,22 @@ class StoredSession:
     """The session, including the runner's state."""
     server: JsonDict = field(default_factory=dict[str, Any])
     """Server-owned JSON (remembered permission answers, usage totals)."""
+    version: int = 0
+    """How many times the session was saved (a process compares it to spot another's turns)."""
+
+
+class TurnBusyError(SessionBusyError):
+    """Another process (or connection) holds the session's turn lease: it is running a turn."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStart:
+    """What [`SessionStore.begin_turn`][acpkit_core.store.SessionStore.begin_turn] found."""
+
+    version: int
+    """The stored session's version: when it differs from the one in memory, reload."""
+    interrupted: bool = False
+    """A turn of this session was left unfinished by a process that died."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +106,12 @@ class SessionStore(Protocol):
     """Where sessions and their transcripts live. Implement it to use a shared database.
 
     Every write is atomic: a reader never sees a session without the transcript of its last turn.
+    No write rewrites what an earlier turn stored (except `reset_transcript` and a history
+    `replace`), so a save costs what the turn added. A turn runs under a lease
+    (`begin_turn` ... `save(release=owner)`), so two processes never run turns of one session at
+    the same time; a lease held by a process that died is taken over and reported as an
+    interrupted turn. The server calls, per turn: `begin_turn`, `append_transcript` (the prompt,
+    then the streamed updates every `transcript_flush_ms`), `renew_turn`, and `save`.
     """
 
     @property
@@ -87,7 +126,7 @@ class SessionStore(Protocol):
         ...
 
     async def get(self, session_id: str) -> StoredSession:
-        """Read a session; raises `SessionNotFoundError` when there is none."""
+        """Read a session with its whole history; raises `SessionNotFoundError` when there is none."""
         ...
 
     async def save(
@@ -97,11 +136,41 @@ class SessionStore(Protocol):
         server: JsonDict | None = None,
         append: Sequence[JsonDict] = (),
         reset_transcript: bool = False,
-    ) -> None:
-        """Write the session and append `append` to its transcript, in one transaction.
+        release: str | None = None,
+    ) -> int:
+        """Write the session row, its new history items and `append`, in one transaction.
 
-        `reset_transcript` drops the stored transcript first (`/clear`).
+        Only `session.history.pending` is written (after dropping the stored items when the log
+        was replaced), then `session.history.saved(...)` is called. `reset_transcript` drops the
+        stored transcript first (`/clear`). `release` ends the turn lease of that owner. Returns
+        the session's new version.
         """
+        ...
+
+    async def append_transcript(self, session_id: str, updates: Sequence[JsonDict]) -> None:
+        """Append updates to the transcript now (while a turn runs), without touching the session."""
+        ...
+
+    async def begin_turn(
+        self, session_id: str, owner: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS
+    ) -> TurnStart:
+        """Take the session's turn lease for `owner`; raises `TurnBusyError` while another holds it.
+
+        A lease whose holder died (its process is gone, or it expired) is taken over and reported
+        as `interrupted`.
+        """
+        ...
+
+    async def renew_turn(self, session_id: str, owner: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
+        """Extend `owner`'s lease (the server does it while a turn runs)."""
+        ...
+
+    async def end_turn(self, session_id: str, owner: str) -> None:
+        """Drop `owner`'s lease without saving (a turn that could not be saved)."""
+        ...
+
+    async def recover_turn(self, session_id: str) -> bool:
+        """True (once) when a turn of the session was left unfinished by a process that died."""
         ...
 
     async def transcript(self, session_id: str) -> list[JsonDict]:
@@ -115,7 +184,7 @@ class SessionStore(Protocol):
         ...
 
     async def delete(self, session_id: str) -> None:
-        """Remove a session and its transcript (no error if absent)."""
+        """Remove a session, its history and transcript (no error if absent); reclaim the space."""
         ...
 
     async def close(self) -> None:
@@ -175,30 +244,36 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
 
 
 def _mcp_to_json(server: McpServer) -> JsonDict:
+    # Names only: env values and header values are secrets (API keys, bearer tokens), and the
+    # client sends its MCP servers again on session/load.
     if isinstance(server, StdioMcpServer):
         return {
             "transport": "stdio",
             "name": server.name,
             "command": server.command,
             "args": list(server.args),
-            "env": dict(server.env),
+            "env_names": sorted(server.env),
         }
-    return {"transport": server.transport, "name": server.name, "url": server.url, "headers": dict(server.headers)}
+    return {
+        "transport": server.transport,
+        "name": server.name,
+        "url": server.url,
+        "header_names": sorted(server.headers),
+    }
 
 
 def _mcp_from_json(data: Mapping[str, Any]) -> McpServer:
+    # Older files stored values: they are not read back (the client sends them again on load).
     transport = data.get("transport")
     if transport == "stdio":
-        return StdioMcpServer(
-            name=data["name"], command=data["command"], args=tuple(data.get("args", ())), env=dict(data.get("env", {}))
-        )
+        return StdioMcpServer(name=data["name"], command=data["command"], args=tuple(data.get("args", ())))
     if transport == "http":
-        return HttpMcpServer(name=data["name"], url=data["url"], headers=dict(data.get("headers", {})))
-    return SseMcpServer(name=data["name"], url=data["url"], headers=dict(data.get("headers", {})))
+        return HttpMcpServer(name=data["name"], url=data["url"])
+    return SseMcpServer(name=data["name"], url=data["url"])
 
 
 def session_to_json(session: Session) -> JsonDict:
-    """The session as a JSON object (what the stores write)."""
+    """The session row as a JSON object (what the stores write; the history is stored apart)."""
     return {
         "id": session.id,
         "cwd": session.cwd,
@@ -215,9 +290,10 @@ def session_to_json(session: Session) -> JsonDict:
     }
 
 
-def session_from_json(data: Mapping[str, Any]) -> Session:
+def session_from_json(data: Mapping[str, Any], history: Sequence[Any] = ()) -> Session:
     """Rebuild a session written by [`session_to_json`][acpkit_core.store.base.session_to_json]."""
     return Session(
+        history=HistoryLog(history),
         id=data["id"],
         cwd=data["cwd"],
         mcp_servers=tuple(_mcp_from_json(s) for s in data.get("mcp_servers", ())),
@@ -231,3 +307,67 @@ def session_from_json(data: Mapping[str, Any]) -> Session:
         parent_id=data.get("parent_id"),
         agent=data.get("agent"),
     )
+
+
+def lease_alive(host: str, pid: int, expires: float, *, now: float, this_host: str) -> bool:
+    """True while a turn lease still holds: not expired, and (on this machine) its process lives."""
+    if expires <= now:
+        return False
+    if host != this_host:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+DEFAULT_MAX_STORED_ATTACHMENT = 1_000_000
+"""Default cap, in characters of the wire JSON (base64 for binaries), of one stored prompt attachment."""
+
+
+def cap_attachments(update: JsonDict, limit: int | None) -> JsonDict:
+    """A `user_message_chunk` whose attachment (image, audio, resource) is over `limit`, with a note in its place.
+
+    The client saw the attachment and the model got it; only the stored copy (replayed by
+    `session/load`) is replaced by a text saying what it was. `None` stores everything.
+    """
+    raw: Any = update.get("content")
+    if limit is None or update.get("sessionUpdate") != "user_message_chunk" or not isinstance(raw, dict):
+        return update
+    content = cast(JsonDict, raw)
+    kind = content.get("type")
+    size = 0
+    label = str(kind)
+    if kind in ("image", "audio"):
+        size = len(str(content.get("data") or ""))
+        label = f"{kind} ({content.get('mimeType') or 'unknown type'})"
+    elif kind == "resource":
+        inner: Any = content.get("resource")
+        resource = cast(JsonDict, inner) if isinstance(inner, dict) else {}
+        size = len(str(resource.get("blob") or resource.get("text") or ""))
+        label = f"resource {resource.get('uri', '')}"
+    if size <= limit:
+        return update
+    note = (
+        f"[{label} of {size:,} characters not stored: larger than the {limit:,}-character limit "
+        "for stored attachments (max_stored_attachment)]"
+    )
+    return {**update, "content": {"type": "text", "text": note}}
+
+
+def private_file(path: Path) -> None:
+    """Create the file `path` with mode 0600, or narrow an existing file of ours that others may read.
+
+    For database files: SQLite gives their `-wal`, `-shm` and journal files the same mode.
+    """
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        info = path.stat()
+        if info.st_mode & 0o077 and info.st_uid == os.getuid() and stat.S_ISREG(info.st_mode):
+            path.chmod(0o600)
+        return
+    os.close(fd)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 import sqlite3
+import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -14,13 +17,18 @@ from typing import TypeVar, TypeVarTuple
 from ..errors import SessionNotFoundError
 from ..runner import Session
 from .base import (
+    DEFAULT_LEASE_SECONDS,
     DEFAULT_PAGE_SIZE,
     JsonDict,
     SessionPage,
     StoredSession,
+    TurnBusyError,
+    TurnStart,
     decode_cursor,
     dumps_updates,
     encode_cursor,
+    lease_alive,
+    private_file,
     session_from_json,
     session_to_json,
 )
@@ -33,7 +41,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     cwd TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     data TEXT NOT NULL,
-    server TEXT NOT NULL
+    server TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions (updated_at DESC, id);
 CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, updated_at DESC, id);
@@ -43,12 +52,27 @@ CREATE TABLE IF NOT EXISTS transcript (
     updates TEXT NOT NULL,
     PRIMARY KEY (session_id, seq)
 );
+CREATE TABLE IF NOT EXISTS history (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    item TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    session_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL
+);
 """
-_SCHEMA_NAMES = frozenset({"sessions", "sessions_by_time", "sessions_by_cwd", "transcript"})
-"""Every table and index `_SCHEMA` creates."""
+_SCHEMA_VERSION = 2
+"""`PRAGMA user_version` of the current schema (1.x and early 2.0 files are 0: migrated on open)."""
 
 _WORKER_THREAD_NAME = "acpkit-sqlite"
 """Prefix of the name of each store's worker thread."""
+
+_HOST = socket.gethostname()
 
 _T = TypeVar("_T")
 _Ts = TypeVarTuple("_Ts")
@@ -60,6 +84,17 @@ class SqliteStore:
     WAL mode lets readers and one writer work at the same time; every write is one
     `BEGIN IMMEDIATE` transaction, so two agent processes can share the file and a crash never
     leaves a turn half-written. Session ids are only ever SQL parameters, never paths.
+
+    History and transcript are append-only rows: a turn inserts what it added and rewrites
+    nothing. Turns of one session are serialised across processes by a lease row (see
+    [`SessionStore`][acpkit_core.store.SessionStore]). With `synchronous=NORMAL` in WAL mode a
+    committed write survives the process being killed; a power cut may lose the last
+    transactions, never corrupt the file.
+
+    The file is created with mode 0600 (an existing file that others may read is narrowed to
+    0600), its directory, when created, 0700; SQLite gives the `-wal` and `-shm` files the mode
+    of the database. Deleted sessions' pages are returned to the file system
+    (`auto_vacuum=INCREMENTAL`).
 
     All database work runs on one worker thread owned by the store (named `acpkit-sqlite_0`):
     the connection is opened, used and closed there, and the async methods await it. A write lock
@@ -77,6 +112,7 @@ class SqliteStore:
         """
         self._path = Path(path).expanduser().resolve()
         self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_file(self._path)
         self._timeout = timeout
         self._db: sqlite3.Connection | None = None
         self._closed = False
@@ -99,15 +135,12 @@ class SqliteStore:
     def _open(self) -> None:
         db = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
         try:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version < _SCHEMA_VERSION:
+                _migrate(db)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
-            existing = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
-            if not existing.issuperset(_SCHEMA_NAMES):
-                with _write(db):
-                    for stmt in _SCHEMA.split(";"):
-                        if stmt.strip():
-                            db.execute(stmt)
         except BaseException:
             db.close()
             raise
@@ -138,15 +171,17 @@ class SqliteStore:
     async def create(
         self, session: Session, *, server: JsonDict | None = None, transcript: Sequence[JsonDict] = ()
     ) -> None:
-        """Store a new session (with the transcript a fork starts from)."""
+        """Store a new session (with the history and transcript a fork starts from)."""
         # Serialized here, not on the worker: what is written is the session as it is now.
         data = json.dumps(session_to_json(session))
         lines = dumps_updates(transcript) if transcript else None
+        items = [dumps_updates(item) for item in session.history.pending]
         row = (session.id, session.cwd, session.updated_at, data, json.dumps(server or {}))
-        await self._call(_create, row, lines)
+        await self._call(_create, row, lines, items)
+        session.history.saved(len(items))
 
     async def get(self, session_id: str) -> StoredSession:
-        """Read a session."""
+        """Read a session with its history."""
         return await self._call(_get, session_id)
 
     async def save(
@@ -156,14 +191,48 @@ class SqliteStore:
         server: JsonDict | None = None,
         append: Sequence[JsonDict] = (),
         reset_transcript: bool = False,
-    ) -> None:
-        """Write the session and append one batch to its transcript, atomically."""
+        release: str | None = None,
+    ) -> int:
+        """Write the session row, its new history items and one transcript batch, atomically."""
         data = json.dumps(session_to_json(session))
         batch = dumps_updates(append) if append else None
         server_json = json.dumps(server) if server is not None else None
-        await self._call(
-            _save, (session.id, session.cwd, session.updated_at, data), server_json, batch, reset_transcript
+        log = session.history
+        items = [dumps_updates(item) for item in log.pending]
+        version = await self._call(
+            _save,
+            (session.id, session.cwd, session.updated_at, data),
+            server_json,
+            batch,
+            reset_transcript,
+            (log.reset, items),
+            release,
         )
+        log.saved(len(items))
+        return version
+
+    async def append_transcript(self, session_id: str, updates: Sequence[JsonDict]) -> None:
+        """Append one batch of updates to the transcript."""
+        if updates:
+            await self._call(_append_transcript, session_id, dumps_updates(updates))
+
+    async def begin_turn(
+        self, session_id: str, owner: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS
+    ) -> TurnStart:
+        """Take the session's turn lease."""
+        return await self._call(_begin_turn, session_id, owner, lease_seconds)
+
+    async def renew_turn(self, session_id: str, owner: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
+        """Extend the lease."""
+        await self._call(_renew_turn, session_id, owner, lease_seconds)
+
+    async def end_turn(self, session_id: str, owner: str) -> None:
+        """Drop the lease."""
+        await self._call(_end_turn, session_id, owner)
+
+    async def recover_turn(self, session_id: str) -> bool:
+        """Clear a dead process's lease; True when there was one."""
+        return await self._call(_recover_turn, session_id)
 
     async def transcript(self, session_id: str) -> list[JsonDict]:
         """Every recorded update, oldest first."""
@@ -172,7 +241,7 @@ class SqliteStore:
     async def list(
         self, *, cwd: str | None = None, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
     ) -> SessionPage:
-        """Sessions, most recently updated first."""
+        """Sessions, most recently updated first (their history is not read)."""
         where: list[str] = []
         params: list[str | int] = []
         if cwd is not None:
@@ -190,7 +259,7 @@ class SqliteStore:
         return await self._call(_list, sql, params, limit)
 
     async def delete(self, session_id: str) -> None:
-        """Remove a session and its transcript."""
+        """Remove a session, its history, transcript and lease, and give the freed pages back."""
         await self._call(_delete, session_id)
 
     async def close(self) -> None:
@@ -214,6 +283,31 @@ class SqliteStore:
 # --- run on the worker thread -----------------------------------------------------------------------
 
 
+def _migrate(db: sqlite3.Connection) -> None:
+    """Create the schema, or bring an older file to it (once, on first open by this version)."""
+    existing = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    if not existing:
+        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # only takes effect before the first table
+    with _write(db):
+        if int(db.execute("PRAGMA user_version").fetchone()[0]) >= _SCHEMA_VERSION:
+            return  # another process migrated it meanwhile
+        for stmt in _SCHEMA.split(";"):
+            if stmt.strip():
+                db.execute(stmt)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+        if "version" not in columns:
+            db.execute("ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+        if "sessions" in existing:
+            # Rewrite older rows without MCP secrets (values of env and headers).
+            for session_id, data in db.execute("SELECT id, data FROM sessions").fetchall():
+                rewritten = json.dumps(session_to_json(session_from_json(json.loads(data))))
+                db.execute("UPDATE sessions SET data = ? WHERE id = ?", (rewritten, session_id))
+        db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+    if int(db.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
+        db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        db.execute("VACUUM")  # an older file: switching auto_vacuum needs one VACUUM
+
+
 @contextmanager
 def _write(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
     db.execute("BEGIN IMMEDIATE")
@@ -234,19 +328,47 @@ def _read(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
         db.execute("COMMIT")
 
 
-def _create(db: sqlite3.Connection, row: tuple[str, str, str, str, str], lines: str | None) -> None:
+def _append_history(db: sqlite3.Connection, session_id: str, items: Sequence[str]) -> None:
+    if not items:
+        return
+    row = db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM history WHERE session_id = ?", (session_id,)).fetchone()
+    base = int(row[0])
+    db.executemany(
+        "INSERT INTO history (session_id, seq, item) VALUES (?, ?, ?)",
+        [(session_id, base + i, item) for i, item in enumerate(items)],
+    )
+
+
+def _insert_transcript(db: sqlite3.Connection, session_id: str, batch: str) -> None:
+    db.execute(
+        "INSERT INTO transcript (session_id, seq, updates) VALUES "
+        "(?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM transcript WHERE session_id = ?), ?)",
+        (session_id, session_id, batch),
+    )
+
+
+def _create(
+    db: sqlite3.Connection, row: tuple[str, str, str, str, str], lines: str | None, items: Sequence[str]
+) -> None:
     with _write(db):
         db.execute("INSERT INTO sessions (id, cwd, updated_at, data, server) VALUES (?, ?, ?, ?, ?)", row)
-        db.execute("DELETE FROM transcript WHERE session_id = ?", (row[0],))
+        for table in ("transcript", "history", "leases"):
+            db.execute(f"DELETE FROM {table} WHERE session_id = ?", (row[0],))
         if lines is not None:
             db.execute("INSERT INTO transcript (session_id, seq, updates) VALUES (?, 0, ?)", (row[0], lines))
+        _append_history(db, row[0], items)
 
 
 def _get(db: sqlite3.Connection, session_id: str) -> StoredSession:
-    row = db.execute("SELECT data, server FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    if row is None:
-        raise SessionNotFoundError(session_id)
-    return StoredSession(session=session_from_json(json.loads(row[0])), server=json.loads(row[1]))
+    with _read(db):
+        row = db.execute("SELECT data, server, version FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise SessionNotFoundError(session_id)
+        items = db.execute("SELECT item FROM history WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+    history = [json.loads(item) for (item,) in items]
+    return StoredSession(
+        session=session_from_json(json.loads(row[0]), history), server=json.loads(row[1]), version=int(row[2])
+    )
 
 
 def _save(
@@ -255,24 +377,90 @@ def _save(
     server_json: str | None,
     batch: str | None,
     reset_transcript: bool,
-) -> None:
+    history: tuple[bool, Sequence[str]],
+    release: str | None,
+) -> int:
     session_id = row[0]
     with _write(db):
+        kept = db.execute("SELECT server, version FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if server_json is None:
-            kept = db.execute("SELECT server FROM sessions WHERE id = ?", (session_id,)).fetchone()
             server_json = kept[0] if kept else "{}"
+        version = (int(kept[1]) if kept else 0) + 1
         db.execute(
-            "INSERT OR REPLACE INTO sessions (id, cwd, updated_at, data, server) VALUES (?, ?, ?, ?, ?)",
-            (*row, server_json),
+            "INSERT OR REPLACE INTO sessions (id, cwd, updated_at, data, server, version) VALUES (?, ?, ?, ?, ?, ?)",
+            (*row, server_json, version),
         )
         if reset_transcript:
             db.execute("DELETE FROM transcript WHERE session_id = ?", (session_id,))
         if batch is not None:
-            db.execute(
-                "INSERT INTO transcript (session_id, seq, updates) VALUES "
-                "(?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM transcript WHERE session_id = ?), ?)",
-                (session_id, session_id, batch),
-            )
+            _insert_transcript(db, session_id, batch)
+        reset_history, items = history
+        if reset_history:
+            db.execute("DELETE FROM history WHERE session_id = ?", (session_id,))
+        _append_history(db, session_id, items)
+        if release is not None:
+            db.execute("DELETE FROM leases WHERE session_id = ? AND owner = ?", (session_id, release))
+    return version
+
+
+def _append_transcript(db: sqlite3.Connection, session_id: str, batch: str) -> None:
+    with _write(db):
+        _insert_transcript(db, session_id, batch)
+
+
+def _lease_is_dead(row: tuple[str, str, int, float] | None) -> bool:
+    return row is not None and not lease_alive(row[1], row[2], row[3], now=time.time(), this_host=_HOST)
+
+
+def _begin_turn(db: sqlite3.Connection, session_id: str, owner: str, lease_seconds: float) -> TurnStart:
+    with _write(db):
+        kept = db.execute("SELECT version FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if kept is None:
+            raise SessionNotFoundError(session_id)
+        lease = db.execute(
+            "SELECT owner, host, pid, expires FROM leases WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        interrupted = False
+        if lease is not None and lease[0] != owner:
+            if not _lease_is_dead(lease):
+                where = "this process" if (lease[1], lease[2]) == (_HOST, os.getpid()) else f"process {lease[2]}"
+                raise TurnBusyError(
+                    f"session {session_id!r} is running a turn in another window ({where} on {lease[1]}); "
+                    "wait for it to finish, or cancel it there"
+                )
+            interrupted = True
+        db.execute(
+            "INSERT OR REPLACE INTO leases (session_id, owner, host, pid, expires) VALUES (?, ?, ?, ?, ?)",
+            (session_id, owner, _HOST, os.getpid(), time.time() + lease_seconds),
+        )
+    return TurnStart(version=int(kept[0]), interrupted=interrupted)
+
+
+def _renew_turn(db: sqlite3.Connection, session_id: str, owner: str, lease_seconds: float) -> None:
+    with _write(db):
+        db.execute(
+            "UPDATE leases SET expires = ? WHERE session_id = ? AND owner = ?",
+            (time.time() + lease_seconds, session_id, owner),
+        )
+
+
+def _end_turn(db: sqlite3.Connection, session_id: str, owner: str) -> None:
+    with _write(db):
+        db.execute("DELETE FROM leases WHERE session_id = ? AND owner = ?", (session_id, owner))
+
+
+def _recover_turn(db: sqlite3.Connection, session_id: str) -> bool:
+    lease = db.execute("SELECT owner, host, pid, expires FROM leases WHERE session_id = ?", (session_id,)).fetchone()
+    if not _lease_is_dead(lease):
+        return False
+    with _write(db):
+        lease = db.execute(
+            "SELECT owner, host, pid, expires FROM leases WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if not _lease_is_dead(lease):
+            return False
+        db.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
+    return True
 
 
 def _transcript(db: sqlite3.Connection, session_id: str) -> list[JsonDict]:
@@ -288,8 +476,11 @@ def _transcript(db: sqlite3.Connection, session_id: str) -> list[JsonDict]:
 
 def _delete(db: sqlite3.Connection, session_id: str) -> None:
     with _write(db):
-        db.execute("DELETE FROM transcript WHERE session_id = ?", (session_id,))
+        for table in ("transcript", "history", "leases"):
+            db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
         db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+    # `executescript` steps the pragma to the end (each step frees one page; `execute` takes one).
+    db.executescript("PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(PASSIVE);")
 
 
 def _list(db: sqlite3.Connection, sql: str, params: list[str | int], limit: int) -> SessionPage:

@@ -1,0 +1,405 @@
+"""Long sessions: is our cost per turn O(what the turn adds)? Side by side with the framework alone.
+
+    uv run python bench/session_bench.py [--turns 500] [--tools 49] [--quick]
+
+For each adapter, in one run:
+
+1. one session of `--turns` short turns over real stdio (a separate agent process on the default
+   embedded SQLite store, a raw JSON-RPC client that only reads lines); per-turn wall time and the
+   agent process's CPU time (from /proc), each the mean of the ten turns ending at turn 10, 100,
+   250 and 500. Beside it, the framework alone doing the same turns in this process: pydantic-ai
+   `agent.run(..., message_history=...)`; the LangGraph graph with `InMemorySaver`. "added" is
+   ours minus the framework floor. Targets: added at the last turn within 1.3x of turn 10, total
+   within 1.5x;
+2. the first prompt of a fresh process next to a later one (target: within 10 ms);
+3. `--tools` sequential tool calls in one turn (one model response per call), per call, over
+   stdio and by the framework alone (target: within 1.3x);
+4. LangChain: the session again (shorter) with each LangGraph checkpoint `durability` mode, and
+   the serializer's cost for the state of a long session;
+5. RSS of the agent process before and after a turn with a 20 MB prompt.
+
+`--quick` runs 60 turns, 10 tool calls, and skips the durability modes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "langchain"))
+
+PYD_AGENT = """
+import sys
+from pydantic_acp import run_acp
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import DeltaToolCall, FunctionModel
+
+TOOLS = int(sys.argv[1])
+
+def decide(messages):
+    done = 0
+    for m in reversed(messages):
+        prompt = next((p.content for p in m.parts if p.part_kind == "user-prompt"), None)
+        if prompt is not None:
+            break
+        done += sum(isinstance(p, ToolReturnPart) for p in m.parts)
+    return done if prompt == "tools" and done < TOOLS else None
+
+def respond(messages, info):
+    n = decide(messages)
+    if n is None:
+        return ModelResponse(parts=[TextPart("ok")])
+    return ModelResponse(parts=[ToolCallPart("ping", {"n": n}, tool_call_id="c%d" % n)])
+
+async def stream(messages, info):
+    n = decide(messages)
+    if n is None:
+        yield "ok"
+    else:
+        yield {0: DeltaToolCall(name="ping", json_args='{"n": %d}' % n, tool_call_id="c%d" % n)}
+
+agent = Agent(FunctionModel(respond, stream_function=stream, model_name="bench"))
+
+@agent.tool_plain
+def ping(n: int) -> str:
+    return f"pong {n}"
+
+run_acp(agent, name="bench")
+"""
+
+LC_AGENT = """
+import sys
+sys.path.insert(0, sys.argv[3])
+from fake_model import Call, FakeChatModel, Reply
+from langchain.agents import create_agent
+from langchain_acp import run_acp
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool
+
+TOOLS = int(sys.argv[1])
+
+@tool
+def ping(n: int) -> str:
+    \"\"\"Answer pong.\"\"\"
+    return f"pong {n}"
+
+def reply(messages):
+    done = 0
+    for m in reversed(messages):
+        if isinstance(m, HumanMessage):
+            prompt = m.content if isinstance(m.content, str) else m.content[0]["text"]
+            break
+        done += isinstance(m, ToolMessage)
+    if prompt == "tools" and done < TOOLS:
+        return Reply(calls=[Call("ping", {"n": done}, f"c{done}")])
+    return Reply(text="ok")
+
+class BenchModel(FakeChatModel):
+    \"\"\"The tests' scripted model without its call log (which would grow with the session).\"\"\"
+
+    def _next(self, messages, tool_names):
+        return reply(messages)
+
+graph = create_agent(BenchModel(), tools=[ping])
+run_acp(graph, name="bench", durability=sys.argv[2])
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class StdioAgent:
+    """An agent process driven by a raw JSON-RPC client."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.next_id = 0
+
+    @classmethod
+    async def start(cls, script: str, *args: str, state_dir: str) -> StdioAgent:
+        env = {**os.environ, "ACPKIT_STATE_DIR": state_dir}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            script,
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            limit=2**26,
+        )
+        return cls(process)
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.process.stdin.write(line.encode() + b"\n")
+        await self.process.stdin.drain()
+        while True:
+            raw = await self.process.stdout.readline()
+            if not raw:
+                raise RuntimeError(f"the agent exited before answering {method}")
+            if b'"method"' in raw[:40]:
+                continue
+            message = json.loads(raw)
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
+
+    async def prompt(self, session_id: str, text: str) -> tuple[float, float]:
+        """Wall and agent-CPU seconds of one prompt."""
+        cpu = _cpu_seconds(self.process.pid)
+        start = time.perf_counter()
+        result = await self.call(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+        )
+        wall = time.perf_counter() - start
+        assert result["stopReason"] == "end_turn", result
+        return wall, _cpu_seconds(self.process.pid) - cpu
+
+    async def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        await self.process.wait()
+
+
+async def session_over_stdio(script: str, args: list[str], turns: int) -> tuple[list[tuple[float, float]], float]:
+    """Per-turn (wall, cpu) of one session of short turns; and the initialize time."""
+    with tempfile.TemporaryDirectory() as state:
+        agent = await StdioAgent.start(script, *args, state_dir=state)
+        start = time.perf_counter()
+        await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        init = time.perf_counter() - start
+        sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
+        out = [await agent.prompt(sid, f"turn {i}") for i in range(turns)]
+        await agent.stop()
+    return out, init
+
+
+async def tools_over_stdio(script: str, args: list[str]) -> float:
+    """Seconds of one turn of sequential tool calls (after a warm-up turn)."""
+    with tempfile.TemporaryDirectory() as state:
+        agent = await StdioAgent.start(script, *args, state_dir=state)
+        await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
+        await agent.prompt(sid, "warm up")
+        wall, _ = await agent.prompt(sid, "tools")
+        await agent.stop()
+    return wall
+
+
+async def rss_after_big_prompt(script: str, args: list[str], megabytes: int = 20) -> tuple[float, float, float]:
+    """Agent RSS (MB) before, right after, and after one more short turn, around a turn with a big prompt."""
+    with tempfile.TemporaryDirectory() as state:
+        agent = await StdioAgent.start(script, *args, state_dir=state)
+        await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
+        for i in range(3):
+            await agent.prompt(sid, f"warm {i}")
+        before = _rss_mb(agent.process.pid)
+        await agent.prompt(sid, "y" * (megabytes * 1_000_000))
+        after = _rss_mb(agent.process.pid)
+        await agent.prompt(sid, "small")
+        later = _rss_mb(agent.process.pid)
+        await agent.stop()
+    return before, after, later
+
+
+# --- the frameworks alone -----------------------------------------------------------------------
+
+
+async def _timed(fn: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
+    cpu = time.process_time()
+    start = time.perf_counter()
+    await fn()
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def _pyd_agent(tools: int) -> Any:
+    namespace: dict[str, Any] = {"__name__": "bench_agent", "run_acp": lambda *a, **k: None}
+    source = PYD_AGENT.replace("from pydantic_acp import run_acp\n", "").replace("int(sys.argv[1])", str(tools))
+    exec(compile(source, "<pyd-bench-agent>", "exec"), namespace)
+    return namespace["agent"]
+
+
+def _lc_graph(tools: int, checkpointer: Any) -> Any:
+    namespace: dict[str, Any] = {"__name__": "bench_graph"}
+    source = (
+        LC_AGENT.replace("sys.path.insert(0, sys.argv[3])\n", "")
+        .replace("from langchain_acp import run_acp\n", "")
+        .replace('run_acp(graph, name="bench", durability=sys.argv[2])\n', "")
+        .replace("int(sys.argv[1])", str(tools))
+    )
+    exec(compile(source, "<lc-bench-graph>", "exec"), namespace)
+    return namespace["graph"].copy(update={"checkpointer": checkpointer})
+
+
+async def pyd_alone(turns: int) -> list[tuple[float, float]]:
+    agent = _pyd_agent(0)
+    history: list[Any] = []
+    out: list[tuple[float, float]] = []
+    for i in range(turns):
+        result: Any = None
+
+        async def run(i: int = i, history: list[Any] = history) -> None:
+            nonlocal result
+            result = await agent.run(f"turn {i}", message_history=history)
+
+        out.append(await _timed(run))
+        history = result.all_messages()
+    return out
+
+
+async def lc_alone(turns: int) -> list[tuple[float, float]]:
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = _lc_graph(0, InMemorySaver())
+    config = {"configurable": {"thread_id": "bench"}}
+    return [
+        await _timed(lambda i=i: graph.ainvoke({"messages": [HumanMessage(content=f"turn {i}")]}, config))
+        for i in range(turns)
+    ]
+
+
+async def pyd_tools_alone(tools: int) -> float:
+    agent = _pyd_agent(tools)
+    await agent.run("warm up")
+    wall, _ = await _timed(lambda: agent.run("tools"))
+    return wall
+
+
+async def lc_tools_alone(tools: int) -> float:
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = _lc_graph(tools, InMemorySaver())
+    config = {"configurable": {"thread_id": "bench"}}
+    await graph.ainvoke({"messages": [HumanMessage(content="warm up")]}, config)
+    wall, _ = await _timed(lambda: graph.ainvoke({"messages": [HumanMessage(content="tools")]}, config))
+    return wall
+
+
+def serializer_ms(turns: int) -> tuple[float, int]:
+    """Milliseconds to serialize the messages of a `turns`-turn LangGraph session (JsonPlusSerializer)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    messages = [m for i in range(turns) for m in (HumanMessage(content=f"turn {i}"), AIMessage(content="ok"))]
+    serde = JsonPlusSerializer()
+    start = time.perf_counter()
+    for _ in range(5):
+        _, blob = serde.dumps_typed(messages)
+    return (time.perf_counter() - start) / 5 * 1000, len(blob)
+
+
+# --- report --------------------------------------------------------------------------------------
+
+
+def _window(values: list[tuple[float, float]], turn: int) -> tuple[float, float]:
+    """Mean (wall, cpu) in ms of the ten turns ending at `turn` (1-based)."""
+    chunk = values[max(0, turn - 10) : turn]
+    return (sum(w for w, _ in chunk) / len(chunk) * 1000, sum(c for _, c in chunk) / len(chunk) * 1000)
+
+
+def report_session(
+    name: str, ours: list[tuple[float, float]], floor: list[tuple[float, float]], marks: list[int]
+) -> None:
+    print(f"\n{name}: one session of {len(ours)} short turns, ms per turn (mean of the 10 turns up to each mark)")
+    print(f"{'turn':>6} | {'ours wall':>9} {'ours cpu':>9} | {'alone wall':>10} {'alone cpu':>9} | {'added wall':>10}")
+    added: dict[int, float] = {}
+    total: dict[int, float] = {}
+    for mark in marks:
+        ow, oc = _window(ours, mark)
+        fw, fc = _window(floor, mark)
+        added[mark] = ow - fw
+        total[mark] = ow
+        print(f"{mark:>6} | {ow:>9.2f} {oc:>9.2f} | {fw:>10.2f} {fc:>9.2f} | {ow - fw:>10.2f}")
+    first, last = marks[0], marks[-1]
+    print(
+        f"  turn {last} / turn {first}: added {added[last] / max(added[first], 1e-6):.2f}x (target <= 1.3x), "
+        f"total {total[last] / total[first]:.2f}x (target <= 1.5x)"
+    )
+    print(
+        f"  first prompt of the process: {ours[0][0] * 1000:.1f} ms wall; turn 2-11 mean {_window(ours, 11)[0]:.1f} ms"
+    )
+
+
+async def main(turns: int, tools: int, quick: bool) -> None:
+    load = os.getloadavg()
+    loads = " ".join(f"{v:.2f}" for v in load)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {loads}")
+    marks = [m for m in (10, 100, 250, 500) if m <= turns] or [turns]
+    if marks[-1] != turns:
+        marks.append(turns)
+    lc_dir = str(ROOT / "tests" / "langchain")
+
+    pyd, _ = await session_over_stdio(PYD_AGENT, [str(tools)], turns)
+    report_session("pydantic-acp", pyd, await pyd_alone(turns), marks)
+    lc, _ = await session_over_stdio(LC_AGENT, [str(tools), "exit", lc_dir], turns)
+    report_session("langchain-acp (durability exit, the default)", lc, await lc_alone(turns), marks)
+
+    print(f"\n{tools} sequential tool calls in one turn, ms per call")
+    for name, ours, alone in (
+        ("pydantic-acp", await tools_over_stdio(PYD_AGENT, [str(tools)]), await pyd_tools_alone(tools)),
+        ("langchain-acp", await tools_over_stdio(LC_AGENT, [str(tools), "exit", lc_dir]), await lc_tools_alone(tools)),
+    ):
+        print(
+            f"  {name:<14} over stdio {ours / tools * 1000:6.2f}   alone {alone / tools * 1000:6.2f}   "
+            f"{ours / alone:.2f}x (target <= 1.3x)"
+        )
+
+    if not quick:
+        short = min(turns, 150)
+        print(f"\nlangchain-acp checkpoint durability, one session of {short} turns over stdio, ms per turn")
+        for mode in ("exit", "async", "sync"):
+            values, _ = await session_over_stdio(LC_AGENT, [str(tools), mode, lc_dir], short)
+            w10, c10 = _window(values, 10)
+            wn, cn = _window(values, short)
+            print(f"  {mode:<6} turn 10: {w10:6.2f} wall {c10:6.2f} cpu   turn {short}: {wn:6.2f} wall {cn:6.2f} cpu")
+        ms, size = serializer_ms(turns)
+        print(f"  JsonPlusSerializer, the {2 * turns} messages of a {turns}-turn session: {ms:.2f} ms, {size:,} bytes")
+
+    print("\nagent RSS around a turn with a 20 MB prompt, MB (before / right after / after one more turn)")
+    for name, script, args in (
+        ("pydantic-acp", PYD_AGENT, [str(tools)]),
+        ("langchain-acp", LC_AGENT, [str(tools), "exit", lc_dir]),
+    ):
+        before, after, later = await rss_after_big_prompt(script, args)
+        print(f"  {name:<14} {before:7.1f} / {after:7.1f} / {later:7.1f}   ({later / before:.2f}x)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=500)
+    parser.add_argument("--tools", type=int, default=49)
+    parser.add_argument("--quick", action="store_true", help="60 turns, 10 tool calls, no durability modes")
+    ns = parser.parse_args()
+    if ns.quick:
+        ns.turns, ns.tools = min(ns.turns, 60), min(ns.tools, 10)
+    asyncio.run(main(ns.turns, ns.tools, ns.quick))

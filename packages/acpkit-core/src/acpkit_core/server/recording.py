@@ -1,0 +1,150 @@
+"""Writing a turn as it happens: the lease, the prompt at once, streamed updates every few ms.
+
+A [`TurnRecorder`][acpkit_core.server.recording.TurnRecorder] holds the session's turn lease in
+the store (so another process cannot run a turn of the same session meanwhile), writes the
+user's prompt before the runner starts, appends what the emitter recorded every
+`transcript_flush_ms`, renews the lease, and ends with one save of the session, its new history
+items and the last updates. A `kill -9` therefore loses at most the last flush interval of a
+turn's answer, never its prompt, and the next process reports the turn as interrupted
+([`interruption_updates`][acpkit_core.server.recording.interruption_updates]).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Sequence
+
+from ..runner import Session
+from ..store import SessionStore
+from ..store.base import DEFAULT_LEASE_SECONDS, JsonDict, cap_attachments
+from .emitter import TurnEmitter
+
+__all__ = ["INTERRUPTED_TEXT", "TurnRecorder", "interruption_updates", "new_owner"]
+
+logger = logging.getLogger("acpkit_core.server")
+
+INTERRUPTED_TEXT = "(This turn was interrupted: the agent process stopped before it finished.)"
+"""What the transcript says after the last update of a turn whose process died."""
+
+_RENEW_EVERY = DEFAULT_LEASE_SECONDS / 3
+
+
+def new_owner() -> str:
+    """A lease owner id for one server (one connection)."""
+    return uuid.uuid4().hex
+
+
+def interruption_updates(transcript: Sequence[JsonDict]) -> list[JsonDict]:
+    """Updates that close an interrupted turn: its unfinished tool calls failed, then a note."""
+    status: dict[str, str] = {}
+    for update in transcript:
+        kind = update.get("sessionUpdate")
+        if kind in ("tool_call", "tool_call_update"):
+            call_id = str(update.get("toolCallId"))
+            value = update.get("status")
+            if kind == "tool_call" or value is not None:
+                status[call_id] = str(value or "pending")
+    out: list[JsonDict] = [
+        {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"}
+        for call_id, value in status.items()
+        if value not in ("completed", "failed")
+    ]
+    out.append(
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": INTERRUPTED_TEXT},
+            "messageId": uuid.uuid4().hex,
+        }
+    )
+    return out
+
+
+class TurnRecorder:
+    """Records one turn of one session in the store while it runs."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        session_id: str,
+        owner: str,
+        emitter: TurnEmitter,
+        *,
+        flush_ms: float,
+        max_attachment: int | None,
+    ) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._owner = owner
+        self._emitter = emitter
+        self._interval = max(flush_ms, 1.0) / 1000.0
+        self._max_attachment = max_attachment
+        self._written = 0
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    def _capped(self, updates: Sequence[JsonDict]) -> list[JsonDict]:
+        return [cap_attachments(u, self._max_attachment) for u in updates]
+
+    async def flush(self) -> None:
+        """Write what the emitter recorded since the last flush."""
+        async with self._lock:
+            recorded = self._emitter.recorded
+            if self._written > len(recorded):  # `/clear` emptied the list: the save resets the transcript
+                self._written = len(recorded)
+            new = recorded[self._written :]
+            if new:
+                await self._store.append_transcript(self._session_id, self._capped(new))
+                self._written += len(new)
+
+    def start(self) -> None:
+        """Flush every interval and renew the lease until the turn ends."""
+        self._task = asyncio.ensure_future(self._loop())
+
+    async def _loop(self) -> None:
+        since_renew = 0.0
+        while True:
+            await asyncio.sleep(self._interval)
+            try:
+                await self.flush()
+                since_renew += self._interval
+                if since_renew >= _RENEW_EVERY:
+                    since_renew = 0.0
+                    await self._store.renew_turn(self._session_id, self._owner)
+            except Exception:
+                # The final save reports a store that stopped working; keep the turn running.
+                logger.exception("session %s: could not record the running turn", self._session_id)
+
+    async def stop(self) -> None:
+        """Stop the periodic flushes (the final save writes the rest)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def finish(self, session: Session, server: JsonDict, *, reset_transcript: bool) -> int:
+        """Save the session, its new history and the updates not written yet; release the lease."""
+        await self.stop()
+        async with self._lock:
+            recorded = self._emitter.recorded
+            rest = recorded if reset_transcript else recorded[min(self._written, len(recorded)) :]
+            version = await self._store.save(
+                session,
+                server=server,
+                append=self._capped(rest),
+                reset_transcript=reset_transcript,
+                release=self._owner,
+            )
+            self._written = len(recorded)
+            return version
+
+    async def abandon(self) -> None:
+        """Release the lease without saving (the save failed); never raises."""
+        await self.stop()
+        try:
+            await self._store.end_turn(self._session_id, self._owner)
+        except Exception:
+            logger.exception("session %s: could not release the turn lease", self._session_id)
