@@ -173,9 +173,7 @@ class PydanticRunner:
                     messages = _messages_of(error) or list(captured)
                     unstarted = projector.unstarted_ids()
                     await projector.fail_open(_STOPPED_TEXT)
-                    save_history(
-                        session, history, messages, not_run=unstarted, max_attachment=self._max_attachment
-                    )
+                    save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
                     if stop is None:
                         raise
                     return stop
