@@ -329,6 +329,7 @@ def _sessions(workdir: Path, agent: str, *args: str) -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.timeout(240)  # seven agent starts
 def test_sessions_show_their_agent_and_resuming_another_agents_warns(workdir: Path) -> None:
     store = workdir / "shared.sqlite3"
     alpha = f"{CORE_AGENT} --store {store} --name alpha"

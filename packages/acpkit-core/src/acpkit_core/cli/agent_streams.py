@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from ..store.base import default_store_path
 from .sanitize import printable
 
 __all__ = ["AgentLog", "log_dir", "protocol_reader"]
@@ -28,12 +29,8 @@ _KEEP_LOGS = 20
 
 
 def log_dir() -> Path:
-    """Where chat logs live: `logs/` in the state directory (beside the session store)."""
-    explicit = os.environ.get("ACPKIT_STATE_DIR")
-    if explicit:
-        return Path(explicit) / "logs"
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "acpkit" / "logs"
+    """Where chat logs live: `logs/` in the state directory (beside the default session store)."""
+    return default_store_path().parent / "logs"
 
 
 class AgentLog:

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -25,6 +24,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.output import create_output
 
+from ..store.base import default_store_path
 from .sanitize import printable
 
 __all__ = [
@@ -43,12 +43,8 @@ AutoAnswer = Literal["yes", "no"] | None
 
 
 def history_path() -> Path:
-    """Where the prompt history lives: beside the session store in the state directory."""
-    explicit = os.environ.get("ACPKIT_STATE_DIR")
-    if explicit:
-        return Path(explicit) / "chat-history"
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "acpkit" / "chat-history"
+    """Where the prompt history lives: beside the default session store in the state directory."""
+    return default_store_path().parent / "chat-history"
 
 
 def choose_option(options: list[PermissionOption], answer: Literal["yes", "no"]) -> PermissionOption | None:
