@@ -306,7 +306,11 @@ class ChatView:
                 text = _block_text(item.content)
                 lines = text.splitlines()
                 for raw in lines[:_MAX_TOOL_OUTPUT_LINES]:  # already printable; one screen line each
-                    self.console.print(Text(f"    {raw}", style="dim"), no_wrap=True, overflow="ellipsis")
+                    line = Text(f"    {raw}", style="dim")
+                    if self.fancy:  # on a terminal, cut at the screen's edge rather than wrap
+                        self.console.print(line, no_wrap=True, overflow="ellipsis")
+                    else:
+                        self.console.print(line)
                 if len(lines) > _MAX_TOOL_OUTPUT_LINES:
                     self.console.print(Text(f"    … {len(lines) - _MAX_TOOL_OUTPUT_LINES} more lines", style="dim"))
             else:
