@@ -453,7 +453,8 @@ async def _list_sessions(args: argparse.Namespace, cwd: Path) -> int:
     for row in rows:
         title = printable(row["title"] or "(untitled)")
         owner = printable(row["agent"] or "-")
-        print(f"{row['sessionId']}  {row['updatedAt'] or '-':<25}  {owner:<{width}}  {title}")
+        session_id, updated = printable(row["sessionId"] or ""), printable(row["updatedAt"] or "-")
+        print(f"{session_id}  {updated:<25}  {owner:<{width}}  {title}")
     foreign = sum(1 for row in rows if row["agent"] and ours and row["agent"] != ours)
     if foreign:
         print(
