@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from acp.schema import RequestPermissionRequest
 from acpkit_core.testing import AcpTestClient
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.e2e]
@@ -60,26 +57,6 @@ ACPKIT = str(Path(sys.executable).with_name("acpkit"))
 OFFLINE = {"ACPKIT_MODEL": ""}
 
 
-async def _announced(*command: str, root: Path) -> tuple[Any, Any]:
-    async with AcpTestClient.spawn(*command, root=root, env=OFFLINE) as c:
-        init = await c.initialize()
-        await c.new_session()
-        session = c.last_session
-    assert session is not None
-    return init.agent_info, session.model_dump(exclude={"session_id"}, by_alias=True)
-
-
-async def test_acpkit_run_and_python_announce_the_same_agent(tmp_path: Path) -> None:
-    direct = await _announced(sys.executable, str(EXAMPLE), root=tmp_path)
-    served = await _announced(ACPKIT, "run", str(EXAMPLE), root=tmp_path)
-    assert served == direct
-    info, session = served
-    assert (info.name, info.title) == ("langgraph-example", "LangGraph example")
-    assert [m["id"] for m in session["modes"]["availableModes"]] == ["agentic", "interactive", "readonly", "planning"]
-    (model,) = [o for o in session["configOptions"] if o["id"] == "model"]
-    assert [v["value"] for v in model["options"]] == ["offline-planner", "offline-summariser"]
-
-
 async def test_acpkit_run_serves_the_example_with_its_modes(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# Project\n")
     async with AcpTestClient.spawn(ACPKIT, "run", str(EXAMPLE), root=tmp_path, env=OFFLINE) as c:
@@ -111,19 +88,10 @@ async def test_the_model_picker_switches_to_the_second_offline_model(tmp_path: P
 
 async def test_a_turn_cancelled_at_the_permission_question_leaves_nothing_for_the_next(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# Project\n")
-    holder: dict[str, AcpTestClient] = {}
-    answers = ["cancel", "allow_once"]
-
-    async def answer(request: RequestPermissionRequest) -> str:
-        if answers.pop(0) == "cancel":
-            await holder["c"].cancel(request.session_id)
-            await asyncio.sleep(30)
-        return "allow_once"
-
+    answers = ["cancel_turn", "allow_once"]  # the user stops the turn at the question (session/cancel)
     async with AcpTestClient.spawn(
-        sys.executable, str(EXAMPLE), root=tmp_path, env=OFFLINE, permission_answers=answer
+        sys.executable, str(EXAMPLE), root=tmp_path, env=OFFLINE, permission_answers=answers
     ) as c:
-        holder["c"] = c
         await c.initialize()
         sid = await c.new_session()
         first = await c.prompt("Write notes about the README.", session_id=sid)
