@@ -1,11 +1,13 @@
-"""A LangGraph agent served over ACP: `acpkit run examples/langgraph_agent.py` (serves `graph`).
+"""A LangGraph agent served over ACP: `acpkit run examples/langgraph_agent.py` (serves `acp_agent`).
 
 Offline by default: a scripted chat model streams its thinking and text, writes a plan with
 `write_todos`, reads a file through the editor, and asks permission before writing one. The
-tools of the MCP servers the editor passes are offered to the model too. Set
-`ACPKIT_MODEL` (for example `openai:gpt-4o`, with `OPENAI_API_KEY`) to use a real model instead.
+tools of the MCP servers the editor passes are offered to the model too. The editor's model
+picker (the `model` config option) offers a second scripted model, `offline-summariser`, that only
+reads the file and answers in one line. Set `ACPKIT_MODEL` (for example `openai:gpt-4o`, with
+`OPENAI_API_KEY`) to offer a real model first.
 
-Run it directly with `python examples/langgraph_agent.py`.
+`python examples/langgraph_agent.py` serves the same agent without the CLI: same name, modes and models.
 """
 
 from __future__ import annotations
@@ -15,18 +17,20 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from acpkit_core.config import STANDARD_MODES
+from acpkit_core.config import STANDARD_MODES, ModelOption
 from acpkit_core.errors import HostError
 from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.server import run_stdio
 from langchain.agents import create_agent
 from langchain.agents.middleware import TodoListMiddleware
 from langchain_acp import (
     AcpMcpMiddleware,
     AcpModeMiddleware,
     AcpPermissionMiddleware,
+    SessionContext,
     client_host,
+    create_acp_agent,
     current_acp,
-    run_acp,
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
@@ -64,7 +68,12 @@ write_file.handle_tool_error = True
 
 
 class ScriptedModel(BaseChatModel):
-    """A stand-in model: plans, reads README.md, writes acpkit-notes.md, then summarises."""
+    """A stand-in model: plans, reads README.md, writes acpkit-notes.md, then summarises.
+
+    With `voice="summariser"` it only reads README.md and answers in one line.
+    """
+
+    voice: str = "planner"
 
     @property
     def _llm_type(self) -> str:
@@ -79,34 +88,31 @@ class ScriptedModel(BaseChatModel):
             if isinstance(message, HumanMessage):
                 break
             since += isinstance(message, ToolMessage)
+        if self.voice == "summariser":
+            return self._summary(messages, since)
         todos = [
             {"content": "Read README.md", "status": "in_progress"},
             {"content": "Write acpkit-notes.md", "status": "pending"},
         ]
-
-        def call(name: str, args: str, call_id: str) -> AIMessageChunk:
-            return AIMessageChunk(
-                content="", tool_call_chunks=[{"name": name, "args": args, "id": call_id, "index": 0}]
-            )
 
         if since == 0:
             return [
                 AIMessageChunk(content=[{"type": "reasoning", "reasoning": "The user wants notes. "}]),
                 AIMessageChunk(content=[{"type": "reasoning", "reasoning": "I will plan, read, then write."}]),
                 AIMessageChunk(content="Let me plan this first."),
-                call("write_todos", _json({"todos": todos}), f"plan-{len(messages)}"),
+                _call("write_todos", _json({"todos": todos}), f"plan-{len(messages)}"),
             ]
         if since == 1:
             return [
                 AIMessageChunk(content="Reading the README."),
-                call("read_file", '{"path": "README.md"}', f"read-{len(messages)}"),
+                _call("read_file", '{"path": "README.md"}', f"read-{len(messages)}"),
             ]
         if since == 2:
             summary = "Notes: the README was read by the example agent."
             args = _json({"path": "acpkit-notes.md", "content": summary + "\n"})
             return [
                 AIMessageChunk(content="Writing acpkit-notes.md."),
-                call("write_file", args, f"write-{len(messages)}"),
+                _call("write_file", args, f"write-{len(messages)}"),
             ]
         turn = messages[
             len(messages) - next(i for i, m in enumerate(reversed(messages)) if isinstance(m, HumanMessage)) :
@@ -115,6 +121,16 @@ class ScriptedModel(BaseChatModel):
         read = "I read README.md" if results.get("read_file") == "success" else "I could not read README.md"
         wrote = "wrote acpkit-notes.md" if results.get("write_file") == "success" else "did not write any notes"
         return [AIMessageChunk(content="Done: "), AIMessageChunk(content=f"{read} and {wrote}.")]
+
+    def _summary(self, messages: list[BaseMessage], since: int) -> list[AIMessageChunk]:
+        if since == 0:
+            return [_call("read_file", '{"path": "README.md"}', f"summary-read-{len(messages)}")]
+        read = messages[-1]
+        if not isinstance(read, ToolMessage) or read.status != "success":
+            return [AIMessageChunk(content="Summary: I could not read README.md.")]
+        lines = str(read.content).strip().splitlines()
+        first = lines[0][:80] if lines else "(nothing)"
+        return [AIMessageChunk(content=f"Summary of README.md: {len(lines)} lines, starting with {first!r}.")]
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
@@ -131,6 +147,10 @@ class ScriptedModel(BaseChatModel):
             yield ChatGenerationChunk(message=chunk)
 
 
+def _call(name: str, args: str, call_id: str) -> AIMessageChunk:
+    return AIMessageChunk(content="", tool_call_chunks=[{"name": name, "args": args, "id": call_id, "index": 0}])
+
+
 def _chunks(chunks: list[AIMessageChunk]) -> Iterator[AIMessageChunk]:
     yield from chunks
     yield AIMessageChunk(content="", usage_metadata={"input_tokens": 50, "output_tokens": 12, "total_tokens": 62})
@@ -142,28 +162,52 @@ def _json(value: Any) -> str:
     return json.dumps(value)
 
 
-def _model() -> Any:
-    name = os.environ.get("ACPKIT_MODEL")
-    if name:
-        from langchain.chat_models import init_chat_model
-
-        return init_chat_model(name)
-    return ScriptedModel()
-
-
-graph = create_agent(
-    _model(),
-    tools=[read_file, write_file],
-    system_prompt="You are a careful coding assistant working in the user's editor.",
-    middleware=[
-        TodoListMiddleware(),
-        AcpMcpMiddleware(),  # the editor's MCP servers, per session (before the modes, which filter them)
-        AcpModeMiddleware(),
-        AcpPermissionMiddleware(PermissionPolicy(kinds={"edit": "ask"})),
-    ],
-    name="langgraph-example",
+OFFLINE_MODELS = (
+    ModelOption(id="offline-planner", name="Offline planner", description="Plans, reads, asks, writes notes"),
+    ModelOption(id="offline-summariser", name="Offline summariser", description="Reads and answers in one line"),
 )
-"""The compiled graph `acpkit run` serves."""
+"""The scripted models offered in the `model` picker (the first is the default)."""
+
+
+def _models() -> list[ModelOption]:
+    real = os.environ.get("ACPKIT_MODEL")
+    return [ModelOption(id=real), *OFFLINE_MODELS] if real else [*OFFLINE_MODELS]
+
+
+def _chat_model(model_id: str | None) -> Any:
+    if model_id is None or model_id == "offline-planner":
+        return ScriptedModel()
+    if model_id == "offline-summariser":
+        return ScriptedModel(voice="summariser")
+    from langchain.chat_models import init_chat_model
+
+    return init_chat_model(model_id)
+
+
+def build_graph(ctx: SessionContext) -> Any:
+    """The graph of one session, for the model chosen in the editor's picker."""
+    return create_agent(
+        _chat_model(ctx.model_id),
+        tools=[read_file, write_file],
+        system_prompt="You are a careful coding assistant working in the user's editor.",
+        middleware=[
+            TodoListMiddleware(),
+            AcpMcpMiddleware(),  # the editor's MCP servers, per session (before the modes, which filter them)
+            AcpModeMiddleware(),
+            AcpPermissionMiddleware(PermissionPolicy(kinds={"edit": "ask"})),
+        ],
+        name="langgraph-example",
+    )
+
+
+acp_agent = create_acp_agent(
+    graph_factory=build_graph,
+    name="langgraph-example",
+    title="LangGraph example",
+    modes=STANDARD_MODES,
+    models=_models(),
+)
+"""What both `acpkit run examples/langgraph_agent.py` and `python examples/langgraph_agent.py` serve."""
 
 if __name__ == "__main__":
-    run_acp(graph, name="langgraph-example", title="LangGraph example", modes=STANDARD_MODES)
+    run_stdio(acp_agent)

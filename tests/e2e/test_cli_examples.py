@@ -7,9 +7,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
+from acpkit_core.testing import AcpTestClient
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -76,3 +78,41 @@ def test_interactive_turn_in_a_terminal(tmp_path: Path) -> None:
     child.expect(r"\x1b\[\?2004h")
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+ANNOUNCED = {
+    "pydantic_agent.py": (
+        "pydantic-example",
+        "pydantic-ai example agent",
+        ["function:offline-planner", "function:offline-summariser"],
+    ),
+    "langgraph_agent.py": ("langgraph-example", "LangGraph example", ["offline-planner", "offline-summariser"]),
+}
+
+
+async def _announced(*command: str, root: Path) -> tuple[Any, dict[str, Any]]:
+    async with AcpTestClient.spawn(*command, root=root, env={"ACPKIT_MODEL": ""}) as c:
+        init = await c.initialize()
+        await c.new_session()
+        session = c.last_session
+    assert session is not None
+    return init.agent_info, session.model_dump(mode="json", exclude={"session_id"}, by_alias=True)
+
+
+@pytest.mark.parametrize("name", ["pydantic_agent.py", "langgraph_agent.py"])
+async def test_an_example_is_the_same_agent_however_it_is_started(tmp_path: Path, name: str) -> None:
+    """`acpkit run example.py` (as its docstring says) and `python example.py` serve the same agent."""
+    acpkit = str(Path(sys.executable).with_name("acpkit"))
+    direct = await _announced(sys.executable, str(_example(name)), root=tmp_path)
+    served = await _announced(acpkit, "run", str(_example(name)), root=tmp_path)
+    assert served == direct
+    info, session = served
+    agent_name, title, models = ANNOUNCED[name]
+    assert (info.name, info.title) == (agent_name, title)
+    modes: list[dict[str, Any]] = session["modes"]["availableModes"]
+    assert [m["id"] for m in modes] == ["agentic", "interactive", "readonly", "planning"]
+    options: list[dict[str, Any]] = session["configOptions"]
+    (model,) = [o for o in options if o["id"] == "model"]
+    assert (model["category"], model["currentValue"]) == ("model", models[0])
+    values: list[dict[str, Any]] = model["options"]
+    assert [v["value"] for v in values] == models

@@ -51,3 +51,72 @@ async def test_example_reports_a_file_it_cannot_read_as_a_failed_tool_call() -> 
     read = next(t for t in r.tool_calls.values() if t.kind == "read")
     assert read.status == "failed" and "Resource not found" in str(read.content)
     assert r.text.endswith("I could not read README.md and did not write any notes.")
+
+
+ACPKIT = str(Path(sys.executable).with_name("acpkit"))
+OFFLINE = {"ACPKIT_MODEL": ""}
+
+
+async def test_acpkit_run_serves_the_example_with_its_modes(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Project\n")
+    async with AcpTestClient.spawn(ACPKIT, "run", str(EXAMPLE), root=tmp_path, env=OFFLINE) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.set_mode(sid, "readonly")
+        r = await c.prompt("Write notes about the README.", session_id=sid)
+    assert r.stop_reason == "end_turn"
+    assert r.permission_requests == []  # read-only: the write is refused without asking
+    write = next(t for t in r.tool_calls.values() if t.kind == "edit")
+    assert write.status == "failed"
+    assert not (tmp_path / "acpkit-notes.md").exists()
+    assert r.text.endswith("I read README.md and did not write any notes.")
+
+
+async def test_the_model_picker_switches_to_the_second_offline_model(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# My project\nIt does things.\n")
+    async with AcpTestClient.spawn(ACPKIT, "run", str(EXAMPLE), root=tmp_path, env=OFFLINE) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        changed = await c.set_config_option(sid, "model", "offline-summariser")
+        r = await c.prompt("Write notes about the README.", session_id=sid)
+    (after,) = [o for o in changed.config_options if o.id == "model"]
+    assert (after.category, after.current_value) == ("model", "offline-summariser")
+    assert r.stop_reason == "end_turn" and r.permission_requests == []
+    assert [t.kind for t in r.tool_calls.values()] == ["read"]
+    assert r.text == "Summary of README.md: 2 lines, starting with '# My project'."
+
+
+async def test_a_turn_cancelled_at_the_permission_question_leaves_nothing_for_the_next(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Project\n")
+    answers = ["cancel_turn", "allow_once"]  # the user stops the turn at the question (session/cancel)
+    async with AcpTestClient.spawn(
+        sys.executable, str(EXAMPLE), root=tmp_path, env=OFFLINE, permission_answers=answers
+    ) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        first = await c.prompt("Write notes about the README.", session_id=sid)
+        second = await c.prompt("Write notes about the README.", session_id=sid)
+    assert first.stop_reason == "cancelled"
+    assert second.stop_reason == "end_turn"
+    assert len(second.permission_requests) == 1
+    assert second.text.endswith("I read README.md and wrote acpkit-notes.md.")
+
+
+GRAPH_MODULE = """
+from langchain.agents import create_agent
+from fake_model import FakeChatModel
+
+graph = create_agent(FakeChatModel(script=[]), tools=[]{name})
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "announced"), [(', name="release-notes-writer"', "release-notes-writer"), ("", "acpkit-agent")]
+)
+async def test_a_served_graph_announces_its_own_name(tmp_path: Path, name: str, announced: str) -> None:
+    module = tmp_path / "named_graph.py"
+    module.write_text(GRAPH_MODULE.format(name=name))
+    env = {**OFFLINE, "PYTHONPATH": str(Path(__file__).parent)}
+    async with AcpTestClient.spawn(ACPKIT, "run", str(module), root=tmp_path, env=env) as c:
+        init = await c.initialize()
+    assert init.agent_info is not None and init.agent_info.name == announced

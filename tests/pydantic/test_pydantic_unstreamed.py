@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -104,7 +105,7 @@ async def test_a_chosen_model_without_streaming_is_served_too() -> None:
 
 
 def test_only_models_that_cannot_stream_are_wrapped() -> None:
-    streaming = FunctionModel(stream_function=lambda m, i: _empty())
+    streaming = FunctionModel(stream_function=_empty)
     assert can_stream(streaming) and streaming_model(streaming) is streaming
     assert can_stream(TestModel()) and streaming_model("openai:gpt-5") == "openai:gpt-5"
     assert streaming_model(None) is None
@@ -113,5 +114,5 @@ def test_only_models_that_cannot_stream_are_wrapped() -> None:
     assert can_stream(UnstreamedModel(RequestOnly()))  # the wrapper itself streams
 
 
-async def _empty() -> Any:
+async def _empty(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
     yield ""

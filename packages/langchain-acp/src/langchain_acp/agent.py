@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["create_acp_agent", "create_runner", "run_acp"]
 
+_DEFAULT_GRAPH_NAME = "LangGraph"
+"""The name LangGraph gives a graph nobody named."""
+
 
 def create_runner(
     graph: Graph | None = None,
@@ -52,8 +55,14 @@ def create_runner(
     edit_tool_call: EditHook | None = None,
     durability: Durability = "exit",
 ) -> tuple[LangGraphRunner, AgentOptions]:
-    """The runner for `graph` and the options with the session store opened (shared by server and checkpoints)."""
+    """The runner for `graph` and the options with the session store opened (shared by server and checkpoints).
+
+    Without an explicit `name`, the agent announces the graph's own name (`create_agent(..., name=...)`,
+    `compile(name=...)`) unless it is LangGraph's default.
+    """
     options = dataclasses.replace(options) if options is not None else AgentOptions()
+    if options.name == AgentOptions.name and graph is not None and graph.name and graph.name != _DEFAULT_GRAPH_NAME:
+        options.name = graph.name  # a graph named by its author announces itself, not a generic name
     store = open_store(options.store)
     options.store = store
     path = store.path

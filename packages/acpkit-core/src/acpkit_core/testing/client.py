@@ -69,7 +69,10 @@ PromptBlock: TypeAlias = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
 PermissionAnswer: TypeAlias = Sequence[str] | Callable[[RequestPermissionRequest], str | Awaitable[str]]
-"""Option kinds or ids (`allow_once`, ..., or `cancelled`) used in order, or a function choosing one."""
+"""Option kinds or ids (`allow_once`, ..., or `cancelled`) used in order, or a function choosing one.
+
+`cancel_turn` answers as an editor does when the user stops the turn at the question: it sends
+`session/cancel`, then answers the request `cancelled`."""
 
 
 def wire_mcp_server(server: Any) -> Any:
@@ -365,7 +368,9 @@ class AcpTestClient:
             choice.cancel()
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         answer = choice.result()
-        if answer == "cancelled":
+        if answer == "cancel_turn":
+            await self.cancel(session_id)
+        if answer in ("cancelled", "cancel_turn"):
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         option_id = next((o.option_id for o in options if answer in (o.option_id, o.kind)), answer)
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
