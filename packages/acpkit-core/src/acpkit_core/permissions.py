@@ -9,7 +9,12 @@ answer into a `PermissionDecision`.
 [`RememberedPermissions`][acpkit_core.permissions.RememberedPermissions] keeps the user's
 "always" answers for one session in a JSON-serialisable form.
 
-[`effective_decision`][acpkit_core.permissions.effective_decision] composes them for one tool call:
+[`PermissionGate`][acpkit_core.permissions.PermissionGate] is the one gate every runner's tool
+calls go through (the server's turn uses one; a hand-built LangChain server gets one from
+`bind_connection`): it decides, asks the client when it must, remembers "always" answers and
+the answer given for each tool call id, and gives up the question when the turn is cancelled.
+
+[`effective_decision`][acpkit_core.permissions.effective_decision] composes the rules for one tool call:
 
 1. `policy.decide(name, kind)` gives `allow`, `ask` or `deny`;
 2. a mode that hides the tool's kind turns it into `deny`; a mode that asks for the kind turns
@@ -20,13 +25,14 @@ answer into a `PermissionDecision`.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, get_args
 
-from acp.schema import PermissionOption, PermissionOptionKind, RequestPermissionResponse, ToolKind
+from acp.schema import PermissionOption, PermissionOptionKind, RequestPermissionResponse, ToolCallUpdate, ToolKind
 
 from .errors import UserError
 from .runner import PermissionDecision
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Decision",
+    "PermissionAsker",
+    "PermissionGate",
     "PermissionPolicy",
     "RememberedPermissions",
     "decision_from_response",
@@ -314,3 +322,155 @@ def effective_decision(
         if mode.asks(kind):
             decision = "ask"
     return remembered.apply(name, decision) if remembered is not None else decision
+
+
+PermissionAsker: TypeAlias = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[RequestPermissionResponse]]
+"""Sends one `session/request_permission` (the tool call and the options) and returns the client's answer."""
+
+
+class PermissionGate:
+    """The permission and mode gate of one turn: every tool call of every runner goes through one.
+
+    It composes the developer's [`PermissionPolicy`][acpkit_core.permissions.PermissionPolicy], the
+    session's mode and the user's remembered "always" answers
+    ([`effective_decision`][acpkit_core.permissions.effective_decision]), asks the client when the
+    result is `ask`, and keeps the answer given for each tool call id, so a call asked about by one
+    layer (a middleware, an interrupt) is not asked again by another (the tool node, a callback).
+
+    While a question is open, [`cancel`][acpkit_core.permissions.PermissionGate.cancel] (a
+    `session/cancel`) gives it up at once with the outcome `cancelled`; a `cancelled` answer from
+    the client cancels the gate too.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: PermissionPolicy | None = None,
+        mode: Mode | None = None,
+        remembered: RememberedPermissions | None = None,
+        asker: PermissionAsker | None = None,
+        before_ask: Callable[[], Awaitable[None]] | None = None,
+        cancelled: asyncio.Event | None = None,
+    ) -> None:
+        """Gate by `policy` and `mode`, asking through `asker` (no asker: an `ask` is a `reject`).
+
+        Args:
+            policy: The developer's rules (none: every tool is allowed unless the mode says otherwise).
+            mode: The session's current mode.
+            remembered: The session's "always" answers so far.
+            asker: Sends `session/request_permission` to the client.
+            before_ask: Awaited before each question (the server flushes buffered text).
+            cancelled: The turn's cancellation event (shared with the turn; a new one by default).
+        """
+        self.policy = policy
+        """The developer's rules."""
+        self.mode = mode
+        """The session's current mode."""
+        self.remembered = remembered if remembered is not None else RememberedPermissions()
+        """The session's "always" answers, updated by the answers given through this gate."""
+        self._asker = asker
+        self._before_ask = before_ask
+        self._cancel = cancelled if cancelled is not None else asyncio.Event()
+        self.answers: dict[str, PermissionDecision] = {}
+        """The decision taken for each tool call id of this turn."""
+
+    # --- cancellation -----------------------------------------------------------------------------
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the turn was cancelled."""
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Cancel: an open question is given up, later ones answer `cancelled` without asking."""
+        self._cancel.set()
+
+    async def wait_cancelled(self) -> None:
+        """Return when the gate is cancelled."""
+        await self._cancel.wait()
+
+    # --- decisions --------------------------------------------------------------------------------
+
+    def decide(self, name: str, kind: ToolKind) -> Decision:
+        """`allow`, `ask` or `deny` for this tool now: policy, mode and remembered answers."""
+        return effective_decision(name, kind, policy=self.policy, mode=self.mode, remembered=self.remembered)
+
+    def tool_allowed(self, name: str, kind: ToolKind) -> bool:
+        """False when the policy denies the tool or the mode hides its kind."""
+        return effective_decision(name, kind, policy=self.policy, mode=self.mode) != "deny"
+
+    def needs_permission(self, name: str, kind: ToolKind) -> bool:
+        """True unless every rule lets this tool run without asking."""
+        return self.decide(name, kind) != "allow"
+
+    async def authorize_tool(
+        self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
+    ) -> PermissionDecision:
+        """May this tool call run now? Asks the client only when the rules say `ask`.
+
+        The answer is kept for `tool_call_id`: asking again about the same call returns it.
+        """
+        known = self.answers.get(tool_call_id)
+        if known is not None:
+            return known
+        decision = self.decide(tool_name, kind)
+        if self.cancelled:
+            result = PermissionDecision(outcome="cancelled")
+        elif decision == "allow":
+            result = PermissionDecision(outcome="allow")
+        elif decision == "deny":
+            result = PermissionDecision(outcome="reject")
+        else:
+            return await self.request_permission(
+                tool_call_id, tool_name=tool_name, title=title, kind=kind, raw_input=raw_input
+            )
+        self.answers[tool_call_id] = result
+        return result
+
+    async def request_permission(
+        self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
+    ) -> PermissionDecision:
+        """Ask the client about this call, unless a rule or a remembered answer already settles it.
+
+        A denied tool answers `reject` and a remembered "always" answer is returned, without asking.
+        The answer is kept for `tool_call_id`; an "always" answer is remembered for the tool.
+        """
+        known = self.answers.get(tool_call_id)
+        if known is not None:
+            return known
+        result = await self._ask(tool_call_id, tool_name=tool_name, title=title, kind=kind, raw_input=raw_input)
+        self.answers[tool_call_id] = result
+        self.remembered = self.remembered.remember(tool_name, result)
+        return result
+
+    async def _ask(
+        self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind, raw_input: Any
+    ) -> PermissionDecision:
+        if effective_decision(tool_name, kind, policy=self.policy, mode=self.mode) == "deny":
+            return PermissionDecision(outcome="reject")
+        remembered = self.remembered.lookup(tool_name)
+        if remembered is not None:
+            return PermissionDecision(outcome=remembered, always=True)
+        if self.cancelled:
+            return PermissionDecision(outcome="cancelled")
+        if self._asker is None:
+            return PermissionDecision(outcome="reject")
+        if self._before_ask is not None:
+            await self._before_ask()
+        options = permission_options(tool_name)
+        tool_call = ToolCallUpdate(
+            tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input
+        )
+        ask = asyncio.ensure_future(self._asker(tool_call, options))
+        cancelled = asyncio.ensure_future(self._cancel.wait())
+        try:
+            await asyncio.wait({ask, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancelled.cancel()
+        if not ask.done():
+            ask.cancel()
+            return PermissionDecision(outcome="cancelled")
+        decision = decision_from_response(ask.result(), options)
+        if decision.outcome == "cancelled":
+            self.cancel()
+        return decision

@@ -423,6 +423,23 @@ class Turn(Protocol):
         """True when the policy or the mode says to ask before running this tool (and no `always` answer covers it)."""
         ...
 
+    async def authorize_tool(
+        self,
+        tool_call_id: str,
+        *,
+        tool_name: str,
+        title: str,
+        kind: ToolKind = "other",
+        raw_input: Any = None,
+    ) -> PermissionDecision:
+        """The gate a tool call passes before it runs: `allow` at once, `reject` for a denied or hidden tool,
+        else the client's answer to a `session/request_permission`.
+
+        The answer is kept for `tool_call_id` (asking twice about one call asks once) and an `always`
+        answer is remembered for the session. Run the tool only when the decision is `allowed`.
+        """
+        ...
+
     async def request_permission(
         self,
         tool_call_id: str,

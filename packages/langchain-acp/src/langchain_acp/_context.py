@@ -10,21 +10,50 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias
 
 from acp.schema import ToolKind
+from acpkit_core.permissions import PermissionGate
 from acpkit_core.runner import Emitter, PermissionDecision, Turn
 from acpkit_core.tools import classify_tool, tool_locations
 from langchain_core.tools import BaseTool
 
 from ._tools import ToolCallTracker
 
-__all__ = ["Asker", "Binding", "StaticClassifier", "current_binding"]
+__all__ = ["Binding", "EditHook", "StaticClassifier", "ToolGate", "current_binding"]
+
+EditHook: TypeAlias = Callable[[str, Mapping[str, Any], PermissionDecision], "Mapping[str, Any] | None"]
+"""Given an approved tool call (name, arguments, the user's answer), returns replacement arguments or `None`."""
 
 
-Asker = Callable[..., Awaitable[PermissionDecision]]
-"""`ask(tool_call_id, *, tool_name, title, kind, raw_input) -> PermissionDecision`."""
+class ToolGate(Protocol):
+    """The permission and mode gate (the server's turn, or a core `PermissionGate` for a hand-built server)."""
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the turn was cancelled."""
+        ...
+
+    def tool_allowed(self, name: str, kind: ToolKind) -> bool:
+        """False when the policy denies the tool or the mode hides it."""
+        ...
+
+    def needs_permission(self, name: str, kind: ToolKind) -> bool:
+        """True unless every rule lets the tool run without asking."""
+        ...
+
+    async def authorize_tool(
+        self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
+    ) -> PermissionDecision:
+        """May this call run now (asks only when the rules say `ask`)."""
+        ...
+
+    async def request_permission(
+        self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
+    ) -> PermissionDecision:
+        """Ask the client about this call (unless a rule or a remembered answer settles it)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +66,22 @@ class Binding:
     """The turn's tool-call tracker."""
     turn: Turn | None = None
     """The server's turn (`None` when a hand-built server wires the middleware to a connection)."""
-    ask: Asker | None = None
-    """Asks the user for permission (the turn's `request_permission`, or one over a connection)."""
+    gate: ToolGate = field(default_factory=lambda: PermissionGate())
+    """The permission and mode gate (the turn, or a `PermissionGate` over a connection)."""
     send: Callable[[Any], Awaitable[None]] | None = None
     """Sends a raw `session/update` (for updates the emitter does not cover, e.g. `current_mode_update`)."""
     loop: asyncio.AbstractEventLoop | None = None
     """The event loop the emitter belongs to (callbacks of sync tools run in other threads and loops)."""
     mcp_tools: Sequence[BaseTool] = ()
     """Tools of the session's MCP servers (offered to the model by `AcpMcpMiddleware`)."""
+
+    def cancel(self) -> None:
+        """Cancel the run's permission questions (a hand-built server calls it from its `session/cancel` handler).
+
+        A permission question still open is given up with the outcome `cancelled`.
+        """
+        if isinstance(self.gate, PermissionGate):
+            self.gate.cancel()
 
     async def run(self, work: Callable[[], Awaitable[None]]) -> None:
         """Run `work` on the binding's loop, from whatever loop or thread we are in."""

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-from acp.schema import ToolCallUpdate, ToolKind
-from acpkit_core.permissions import decision_from_response, permission_options
+from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
+from acpkit_core.permissions import PermissionGate, PermissionPolicy, RememberedPermissions
 from acpkit_core.runner import PermissionDecision
 from acpkit_core.server.emitter import TurnEmitter, WireUpdate, update_from_json
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
@@ -28,6 +29,7 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
 from ._context import Binding, StaticClassifier, current_binding
+from ._gate import AcpToolGate
 from ._stream import message_parts
 from ._tools import ToolCallTracker
 
@@ -49,6 +51,10 @@ class SessionUpdater(Protocol):
         ...
 
 
+_REMEMBERED: weakref.WeakKeyDictionary[Any, dict[str, RememberedPermissions]] = weakref.WeakKeyDictionary()
+"""Hand-built servers: the "always" answers of each connection's sessions (kept while the connection lives)."""
+
+
 def binding_for_connection(
     conn: SessionUpdater,
     session_id: str,
@@ -56,8 +62,9 @@ def binding_for_connection(
     cwd: str = ".",
     tool_kinds: Mapping[str, ToolKind] | None = None,
     mcp_tools: Sequence[BaseTool] = (),
+    permission_policy: PermissionPolicy | None = None,
 ) -> Binding:
-    """A binding that sends updates for `session_id` over an ACP connection."""
+    """A binding that sends updates for `session_id` over an ACP connection, with its own permission gate."""
 
     async def send(update: Any) -> None:
         await conn.session_update(session_id=session_id, update=update)
@@ -65,25 +72,43 @@ def binding_for_connection(
     async def send_wire(update: WireUpdate) -> None:
         await send(update_from_json(update))
 
-    async def ask(
-        tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
-    ) -> PermissionDecision:
-        request = getattr(conn, "request_permission", None)
-        if request is None:
-            return PermissionDecision(outcome="reject")
-        options = permission_options(tool_name)
-        response = await request(
-            session_id=session_id,
-            tool_call=ToolCallUpdate(
-                tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input
-            ),
-            options=options,
-        )
-        return decision_from_response(response, options)
+    request = getattr(conn, "request_permission", None)
 
+    async def asker(tool_call: ToolCallUpdate, options: list[PermissionOption]) -> RequestPermissionResponse:
+        assert request is not None
+        return await request(session_id=session_id, tool_call=tool_call, options=options)
+
+    try:
+        remembered = _REMEMBERED.setdefault(conn, {})
+    except TypeError:  # a connection object that cannot be weakly referenced: answers last one run
+        remembered = {}
     emitter = TurnEmitter(send_wire)
+    gate = _ConnectionGate(
+        policy=permission_policy,
+        remembered=remembered.get(session_id),
+        asker=asker if request is not None else None,
+        before_ask=emitter.flush,
+    )
+    gate.store, gate.session_id = remembered, session_id
     tracker = ToolCallTracker(emitter, StaticClassifier(cwd, tool_kinds), cwd=cwd)
-    return Binding(emit=emitter, tools=tracker, ask=ask, send=send, loop=_running_loop(), mcp_tools=tuple(mcp_tools))
+    return Binding(emit=emitter, tools=tracker, gate=gate, send=send, loop=_running_loop(), mcp_tools=tuple(mcp_tools))
+
+
+class _ConnectionGate(PermissionGate):
+    """A `PermissionGate` that keeps its "always" answers for the connection's session."""
+
+    store: dict[str, RememberedPermissions]
+    session_id: str
+
+    async def request_permission(
+        self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
+    ) -> PermissionDecision:
+        """Ask (see `PermissionGate.request_permission`) and keep the session's "always" answers."""
+        decision = await super().request_permission(
+            tool_call_id, tool_name=tool_name, title=title, kind=kind, raw_input=raw_input
+        )
+        self.store[self.session_id] = self.remembered
+        return decision
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -128,10 +153,14 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self._tool_ids: dict[UUID, tuple[str, str]] = {}
         self._message_runs: set[UUID] = set()
         self._thread_events = ThreadToolEvents(self)
+        self._gate = AcpToolGate(lambda: self.binding)
         self._twin_registered = False
 
     def handlers(self) -> list[BaseCallbackHandler]:
-        """This handler and its twin for tools LangChain runs synchronously in worker threads.
+        """The permission gate, this handler, and its twin for tools LangChain runs synchronously in worker threads.
+
+        The gate ([`AcpToolGate`][langchain_acp._gate.AcpToolGate]) refuses, before the tool body
+        runs, a call the session's policy or mode does not allow or the user rejected.
 
         A sync `@tool` runs `invoke` in a thread, where LangChain would run each of this handler's
         coroutines in a new event loop of its own (about a millisecond per event). Pass
@@ -139,7 +168,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         instead. `callbacks=[handler]` alone still works, only slower with sync tools.
         """
         self._twin_registered = True
-        return [self, self._thread_events]
+        return [self._gate, self._gate.thread_twin(), self, self._thread_events]
 
     @property
     def ignore_agent(self) -> bool:

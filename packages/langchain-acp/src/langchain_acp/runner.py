@@ -10,7 +10,8 @@
   [`StreamMapper`][langchain_acp._stream.StreamMapper], tool runs through
   [`AcpCallbackHandler`][langchain_acp.callbacks.AcpCallbackHandler];
 - approvals: LangChain's human-in-the-loop interrupts become permission requests;
-- cancellation: the graph task is raced against `turn.wait_cancelled()`.
+- permissions: every tool call passes the turn's gate (`_gate`), whatever the graph's shape;
+- cancellation: the server cancels the turn's task, which stops the graph.
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ import asyncio
 import inspect
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
 from acp.schema import StopReason
 from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
-from acpkit_core.runner import PermissionDecision, Session, ToolInfo, Turn
+from acpkit_core.runner import Session, ToolInfo, Turn
 from acpkit_core.server.capabilities import RunnerCapabilities
 from acpkit_core.stop import stop_reason_for_finish
 from acpkit_core.tools import tool_title
@@ -38,7 +38,8 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability
 
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
-from ._context import Binding, current_binding
+from ._context import Binding, EditHook, current_binding
+from ._gate import gated_graph
 from ._history import StartsTracker, answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._hitl import plan_questions, resume_value, to_decision
 from ._mcp import McpConnections
@@ -68,9 +69,6 @@ class SessionContext:
 
 GraphFactory: TypeAlias = Callable[[SessionContext], "Graph | Awaitable[Graph]"]
 """Builds the graph for a session (called again when the model changes)."""
-
-EditHook: TypeAlias = Callable[[str, Mapping[str, Any], PermissionDecision], "Mapping[str, Any] | None"]
-"""Given an approved tool call (name, args, the user's answer), returns replacement arguments or `None`."""
 
 
 def human_message(prompt: Prompt, *, root_dir: str | None = None) -> BaseMessage:
@@ -141,6 +139,7 @@ class LangGraphRunner:
         else:
             assert self.graph is not None
             graph = self.graph
+        graph = gated_graph(graph, self.edit_tool_call)
         saver = await self._saver_for(graph)
         if saver is not None:
             graph = with_checkpointer(graph, saver)
@@ -229,7 +228,7 @@ class LangGraphRunner:
             emit=turn.emit,
             tools=tracker,
             turn=turn,
-            ask=turn.request_permission,
+            gate=turn,
             loop=asyncio.get_running_loop(),
             mcp_tools=tuple(connections.tools) if connections else (),
         )
@@ -237,34 +236,22 @@ class LangGraphRunner:
         config: RunnableConfig = {
             **(self.config or {}),
             "configurable": {**(self.config or {}).get("configurable", {}), "thread_id": state.thread_id},
-            "callbacks": [*cast(list[Any], (self.config or {}).get("callbacks") or []), *handler.handlers()],
+            "callbacks": [*handler.handlers(), *cast(list[Any], (self.config or {}).get("callbacks") or [])],
         }
         if self.recursion_limit is not None:
             config["recursion_limit"] = self.recursion_limit
         state = LangGraphSessionState(thread_id=state.thread_id, turns=state.turns + 1)
         state.store(session.state)
         await self._maybe_fork(graph, session, config)
+        # Cancellation is the server's: on `session/cancel` it cancels this task, which stops the graph.
         token = current_binding.set(binding)
         try:
-            drive = asyncio.ensure_future(self._drive(graph, turn, config, StreamMapper(turn.emit, tracker), tracker))
+            return await self._drive(graph, turn, config, StreamMapper(turn.emit, tracker), tracker)
+        except asyncio.CancelledError:
+            remember_unstarted(session.state, tracker.unstarted_ids())
+            raise
         finally:
             current_binding.reset(token)
-        waiter = asyncio.ensure_future(turn.wait_cancelled())
-        try:
-            done, _ = await asyncio.wait({drive, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not drive.done() and not waiter.done():  # we were cancelled ourselves
-                drive.cancel()
-                waiter.cancel()
-        if drive in done:
-            waiter.cancel()
-            return drive.result()
-        drive.cancel()
-        with suppress(asyncio.CancelledError, Exception):
-            await asyncio.wait_for(drive, timeout=5)
-        remember_unstarted(session.state, tracker.unstarted_ids())
-        await tracker.close_open("Cancelled")
-        return "cancelled"
 
     async def _maybe_fork(self, graph: Graph, session: Session, config: RunnableConfig) -> None:
         """A forked session starts from its parent's conversation."""

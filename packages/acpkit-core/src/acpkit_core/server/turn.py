@@ -6,18 +6,11 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from acp.schema import ToolCallUpdate, ToolKind
+from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
 
 from ..host import ClientHost
 from ..ir import Prompt
-from ..permissions import (
-    Decision,
-    PermissionPolicy,
-    RememberedPermissions,
-    decision_from_response,
-    effective_decision,
-    permission_options,
-)
+from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
 from ..runner import ClientInfo, PermissionDecision, Session
 from ..tools import classify_tool, tool_locations
 from .emitter import TurnEmitter
@@ -53,13 +46,34 @@ class ServerTurn:
         self._client = client
         self._conn = conn
         self._mode = mode
-        self._policy = policy
-        self.remembered = remembered
-        """The session's "always" answers, updated by this turn."""
         self._tool_kinds = tool_kinds
         self._allowed_paths = allowed_paths
         self._host: ClientHost | None = None
         self._cancel = asyncio.Event()
+        self.gate = PermissionGate(
+            policy=policy,
+            mode=mode,
+            remembered=remembered,
+            asker=self._ask_client if conn is not None else None,
+            before_ask=emitter.flush,
+            cancelled=self._cancel,
+        )
+        """The turn's permission and mode gate."""
+
+    async def _ask_client(
+        self, tool_call: ToolCallUpdate, options: list[PermissionOption]
+    ) -> RequestPermissionResponse:
+        assert self._conn is not None
+        return await self._conn.request_permission(session_id=self._session.id, tool_call=tool_call, options=options)
+
+    @property
+    def remembered(self) -> RememberedPermissions:
+        """The session's "always" answers, updated by this turn."""
+        return self.gate.remembered
+
+    @remembered.setter
+    def remembered(self, value: RememberedPermissions) -> None:
+        self.gate.remembered = value
 
     # --- data ----------------------------------------------------------------------------------
 
@@ -110,7 +124,7 @@ class ServerTurn:
 
     def cancel(self) -> None:
         """Mark the turn cancelled (from `session/cancel`, `session/close`, or a cancelled permission)."""
-        self._cancel.set()
+        self.gate.cancel()
 
     async def wait_cancelled(self) -> None:
         """Return when the turn is cancelled."""
@@ -133,7 +147,7 @@ class ServerTurn:
 
     def tool_allowed(self, name: str, kind: ToolKind) -> bool:
         """False when the current mode hides tools of this kind or the policy denies the tool."""
-        return effective_decision(name, kind, policy=self._policy, mode=self._mode) != "deny"
+        return self.gate.tool_allowed(name, kind)
 
     def needs_permission(self, name: str, kind: ToolKind) -> bool:
         """True unless every rule (policy, mode, remembered answers) lets this tool run without asking.
@@ -141,10 +155,15 @@ class ServerTurn:
         A tool the policy denies or the user rejected "always" also needs permission: the runner then
         calls `request_permission`, which answers `reject` without asking the client.
         """
-        return self._decision(name, kind) != "allow"
+        return self.gate.needs_permission(name, kind)
 
-    def _decision(self, name: str, kind: ToolKind) -> Decision:
-        return effective_decision(name, kind, policy=self._policy, mode=self._mode, remembered=self.remembered)
+    async def authorize_tool(
+        self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
+    ) -> PermissionDecision:
+        """May this call run now? Asks only when the rules say `ask`; one answer per tool call id."""
+        return await self.gate.authorize_tool(
+            tool_call_id, tool_name=tool_name, title=title, kind=kind, raw_input=raw_input
+        )
 
     async def request_permission(
         self,
@@ -156,36 +175,6 @@ class ServerTurn:
         raw_input: Any = None,
     ) -> PermissionDecision:
         """Ask the client with the tool call's own id; remembers "always" answers; a cancel ends the turn."""
-        if effective_decision(tool_name, kind, policy=self._policy, mode=self._mode) == "deny":
-            return PermissionDecision(outcome="reject")
-        remembered = self.remembered.lookup(tool_name)
-        if remembered is not None:
-            return PermissionDecision(outcome=remembered, always=True)
-        if self.cancelled:
-            return PermissionDecision(outcome="cancelled")
-        if self._conn is None:
-            return PermissionDecision(outcome="reject")
-        await self._emit.flush()
-        options = permission_options(tool_name)
-        ask = asyncio.ensure_future(
-            self._conn.request_permission(
-                session_id=self._session.id,
-                tool_call=ToolCallUpdate(
-                    tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input
-                ),
-                options=options,
-            )
+        return await self.gate.request_permission(
+            tool_call_id, tool_name=tool_name, title=title, kind=kind, raw_input=raw_input
         )
-        cancelled = asyncio.ensure_future(self._cancel.wait())
-        try:
-            await asyncio.wait({ask, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cancelled.cancel()
-        if not ask.done():
-            ask.cancel()
-            return PermissionDecision(outcome="cancelled")
-        decision = decision_from_response(ask.result(), options)
-        if decision.outcome == "cancelled":
-            self.cancel()
-        self.remembered = self.remembered.remember(tool_name, decision)
-        return decision

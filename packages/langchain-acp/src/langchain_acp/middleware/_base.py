@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from acp.schema import ToolKind
 from acpkit_core.errors import HostUnavailableError
 from acpkit_core.host import ClientHost
+from acpkit_core.permissions import PermissionPolicy
 from langchain_core.tools import BaseTool
 
 from .._context import Binding, current_binding
@@ -40,6 +41,7 @@ def bind_connection(
     cwd: str = ".",
     tool_kinds: Mapping[str, ToolKind] | None = None,
     mcp_tools: Sequence[BaseTool] = (),
+    permission_policy: PermissionPolicy | None = None,
 ) -> Generator[Binding]:
     """Report the middleware (and an `AcpCallbackHandler()` without arguments) to `conn` for `session_id`.
 
@@ -48,9 +50,15 @@ def bind_connection(
         await agent.ainvoke({"messages": [...]}, config)
     ```
 
-    `mcp_tools` are the session's MCP tools, for `AcpMcpMiddleware` to offer.
+    `mcp_tools` are the session's MCP tools, for `AcpMcpMiddleware` to offer. Every tool run
+    passes the binding's permission gate (with `AcpCallbackHandler().handlers()` in the run's
+    callbacks): `permission_policy` decides which calls are asked about or refused, "always"
+    answers are remembered for the session while the connection lives, and `binding.cancel()`
+    (call it from the server's `session/cancel`) gives up an open question.
     """
-    binding = binding_for_connection(conn, session_id, cwd=cwd, tool_kinds=tool_kinds, mcp_tools=mcp_tools)
+    binding = binding_for_connection(
+        conn, session_id, cwd=cwd, tool_kinds=tool_kinds, mcp_tools=mcp_tools, permission_policy=permission_policy
+    )
     token = current_binding.set(binding)
     try:
         yield binding

@@ -12,25 +12,21 @@ denied. Asked calls become `session/request_permission` with the tool call's own
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, cast
 
 from acp.schema import ToolKind
 from acpkit_core.config import STANDARD_MODES, Mode
 from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.runner import PermissionDecision
 from acpkit_core.tools import tool_title
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 
-from .._context import Binding
+from .._context import Binding, EditHook
 from ._base import current_acp
 
 __all__ = ["AcpPermissionMiddleware", "EditHook"]
-
-EditHook = Callable[[str, Mapping[str, Any], PermissionDecision], "Mapping[str, Any] | None"]
-"""Given an approved call (tool name, arguments, the answer), returns replacement arguments or `None`."""
 
 _Verdict = Literal["allow", "ask", "deny"]
 
@@ -65,22 +61,19 @@ class AcpPermissionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """Modes by id."""
 
     def _kind(self, binding: Binding, call: ToolCall) -> ToolKind:
-        if binding.turn is not None:
-            return binding.turn.classify_tool(call["name"], call["args"])
         return binding.tools.classifier.classify_tool(call["name"], call["args"])
 
     def verdict(self, binding: Binding, state: Mapping[str, Any], name: str, kind: ToolKind) -> _Verdict:
-        """`allow`, `ask` or `deny` for one call: the most cautious of the policy, the mode and the turn."""
+        """`allow`, `ask` or `deny` for one call: the most cautious of this policy and the turn's gate."""
         verdicts: list[_Verdict] = []
         if self.policy is not None:
             verdicts.append(self.policy.decide(name, kind))
-        turn = binding.turn
-        if turn is not None:
-            if not turn.tool_allowed(name, kind):
-                verdicts.append("deny")
-            elif turn.needs_permission(name, kind):
-                verdicts.append("ask")
-        else:
+        gate = binding.gate
+        if not gate.tool_allowed(name, kind):
+            verdicts.append("deny")
+        elif gate.needs_permission(name, kind):
+            verdicts.append("ask")
+        if binding.turn is None:
             mode = self.modes.get(str(state.get("acp_mode", "")))
             if mode is not None:
                 verdicts.append("deny" if not mode.allows(kind) else "ask" if mode.asks(kind) else "allow")
@@ -106,13 +99,12 @@ class AcpPermissionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if verdict == "deny":
                 answers.append(_message(call, f"The tool `{call['name']}` is not allowed in this session."))
                 await binding.tools.finish(call["id"] or "", "Not allowed", failed=True, name=call["name"])
-            elif verdict == "ask" and binding.ask is not None and call["id"]:
+            elif verdict == "ask" and call["id"]:
                 await binding.tools.announce(call["id"], call["name"], call["args"])
-                cwd = binding.turn.session.cwd if binding.turn is not None else binding.tools.cwd
-                decision = await binding.ask(
+                decision = await binding.gate.request_permission(
                     call["id"],
                     tool_name=call["name"],
-                    title=tool_title(call["name"], call["args"], kind=kind, cwd=cwd),
+                    title=tool_title(call["name"], call["args"], kind=kind, cwd=binding.tools.cwd),
                     kind=kind,
                     raw_input=call["args"],
                 )

@@ -1,0 +1,255 @@
+"""The permission and mode gate on every tool a served graph runs, whatever the graph's shape.
+
+The rules live in core ([`PermissionGate`][acpkit_core.permissions.PermissionGate], reached
+through the turn); this module only hooks LangChain's tool execution to them, in two places:
+
+- [`gated_graph`][langchain_acp._gate.gated_graph]: the runner's copy of the graph gets a gate
+  around every `ToolNode` it contains (`create_agent`, a hand-written `StateGraph` with a
+  `ToolNode`, DeepAgents' main agent). A refused call gets an error `ToolMessage` and never runs;
+  an approved call runs with the arguments the edit hook returns, if any.
+- [`AcpToolGate`][langchain_acp._gate.AcpToolGate]: a callback handler that sees every tool run
+  of the turn, including tools no `ToolNode` of the graph holds (a DeepAgents subagent's, a tool
+  called from a custom node). A call the gate has not already let through is decided there; a
+  refusal raises [`ToolCallRefused`][langchain_acp._gate.ToolCallRefused] before the tool body
+  runs (a `ToolNode` turns it into an error `ToolMessage`).
+
+A call is asked about once: the gate keeps the answer per tool call id, so the ACP middleware, a
+human-in-the-loop interrupt, the tool node and the callback never ask twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
+from uuid import UUID
+
+from acpkit_core.runner import PermissionDecision
+from acpkit_core.tools import tool_title
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import ToolException
+from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
+from langgraph.pregel import Pregel
+from langgraph.types import Command
+
+from ._context import Binding, EditHook, current_binding
+
+__all__ = ["AcpToolGate", "ThreadToolGate", "ToolCallRefused", "authorize", "gated_graph", "refusal_text"]
+
+_Handler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+_Wrapper = Callable[[ToolCallRequest, _Handler], Awaitable[ToolMessage | Command[Any]]]
+
+
+def refusal_text(name: str, decision: PermissionDecision, *, allowed_by_rules: bool) -> str:
+    """What the model reads for a call that did not run."""
+    if decision.outcome == "cancelled":
+        return "Cancelled by the user."
+    if not allowed_by_rules:
+        return f"The tool `{name}` is not allowed in this session."
+    return f"The user rejected the call to `{name}`; do not retry it unless asked."
+
+
+class ToolCallRefused(ToolInvocationError):
+    """Raised (from a tool's start callback) for a call the permission gate refused: the tool does not run."""
+
+    def __init__(self, message: str) -> None:  # pyright: ignore[reportMissingSuperCall]
+        """Refuse with `message` (what the model reads)."""
+        self.message = message
+        self.tool_name = ""
+        self.tool_kwargs = {}
+        self.filtered_errors = None
+        ToolException.__init__(self, message)
+
+
+async def authorize(
+    binding: Binding, tool_call_id: str, name: str, args: Mapping[str, Any]
+) -> tuple[PermissionDecision, str | None]:
+    """Pass one call through the gate: the decision and, when it may not run, what the model reads.
+
+    A refused call is closed (`failed`) on the client with that text.
+    """
+    gate = binding.gate
+    classifier = binding.tools.classifier
+    kind = classifier.classify_tool(name, args)
+    title = tool_title(name, args, kind=kind, cwd=binding.tools.cwd)
+    decision = await gate.authorize_tool(tool_call_id, tool_name=name, title=title, kind=kind, raw_input=dict(args))
+    if decision.allowed:
+        return decision, None
+    text = refusal_text(name, decision, allowed_by_rules=gate.tool_allowed(name, kind))
+    await binding.tools.finish(tool_call_id, text, failed=True, name=name)
+    return decision, text
+
+
+def _gate_wrapper(inner: _Wrapper | None, edit: EditHook | None) -> _Wrapper:
+    async def gate(request: ToolCallRequest, execute: _Handler) -> ToolMessage | Command[Any]:
+        binding = current_binding.get()
+        call = request.tool_call
+        if binding is not None and call.get("id"):
+            tool_call_id = str(call["id"])
+            decision, refused = await authorize(binding, tool_call_id, call["name"], call["args"])
+            if refused is not None:
+                return ToolMessage(content=refused, name=call["name"], tool_call_id=tool_call_id, status="error")
+            new_args = edit(call["name"], call["args"], decision) if edit is not None else None
+            if new_args is not None:
+                request = request.override(tool_call={**call, "args": dict(new_args)})
+        return await (inner(request, execute) if inner is not None else execute(request))
+
+    return gate
+
+
+def gated_graph(graph: Pregel[Any, Any, Any, Any], edit: EditHook | None = None) -> Pregel[Any, Any, Any, Any]:
+    """A copy of `graph` whose `ToolNode`s pass every call through the turn's gate (the graph is not changed).
+
+    The gate is the outermost wrapper of each tool call, so the user's own `wrap_tool_call`
+    middleware only sees calls that may run.
+    """
+    nodes: dict[str, Any] = {}
+    for name, node in graph.nodes.items():
+        bound: object = getattr(node, "bound", None)
+        if isinstance(bound, ToolNode):
+            gated = copy.copy(bound)
+            inner = cast(_Wrapper | None, getattr(bound, "_awrap_tool_call", None))
+            if inner is None and getattr(bound, "_wrap_tool_call", None) is not None:
+                continue  # a sync-only wrapper: the callback gate still refuses before the tool body runs
+            gated._awrap_tool_call = _gate_wrapper(inner, edit)  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
+            nodes[name] = node.copy({"bound": gated})
+    if not nodes:
+        return graph
+    return graph.copy(update={"nodes": {**graph.nodes, **nodes}})
+
+
+class AcpToolGate(AsyncCallbackHandler):
+    """Refuses, before the tool body runs, every tool run of the turn the gate does not allow.
+
+    Added by the runner (and by `AcpCallbackHandler.handlers()` for hand-built servers) to the
+    run's callbacks, so it reaches tools in subgraphs and custom nodes too.
+    """
+
+    run_inline = True
+    raise_error = True
+
+    def __init__(self, binding: Callable[[], Binding | None] = current_binding.get) -> None:
+        """Gate the tools of the binding `binding()` returns (by default the running turn's)."""
+        self.binding = binding
+        """Returns the binding whose gate decides."""
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Tool events raised in a worker thread (sync tools) are left to the thread twin."""
+        return _running_loop() is None
+
+    def thread_twin(self) -> ThreadToolGate:
+        """The twin that gates sync tools in worker threads, on the binding's event loop."""
+        return ThreadToolGate(self)
+
+    @property
+    def ignore_llm(self) -> bool:
+        """Not for model events."""
+        return True
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not for retriever events."""
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """Not for chat model events."""
+        return True
+
+    async def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Decide the call (unless already decided); raise `ToolCallRefused` when it may not run."""
+        binding = self.binding()
+        if binding is None:
+            return
+        name = str(kwargs.get("name") or serialized.get("name") or "tool")
+        tool_call_id = str(kwargs.get("tool_call_id") or run_id)
+        args: Mapping[str, Any] = inputs if inputs is not None else {"input": input_str}
+        refused: list[str] = []
+
+        async def decide() -> None:
+            if not binding.tools.known(tool_call_id):
+                await binding.tools.announce(tool_call_id, name, args)
+            _, text = await authorize(binding, tool_call_id, name, args)
+            if text is not None:
+                refused.append(text)
+
+        await binding.run(decide)
+        if refused:
+            raise ToolCallRefused(refused[0])
+
+
+class ThreadToolGate(BaseCallbackHandler):
+    """The synchronous twin of [`AcpToolGate`][langchain_acp._gate.AcpToolGate] for sync tools in worker threads.
+
+    It runs the gate on the binding's event loop and blocks the thread until the gate decided
+    (a question may take as long as the user does), then raises its refusal in the thread.
+    """
+
+    run_inline = True
+    raise_error = True
+
+    def __init__(self, owner: AcpToolGate) -> None:
+        """Forward to `owner`."""
+        self._owner = owner
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Tool events where an event loop is running belong to the async gate."""
+        return _running_loop() is not None
+
+    @property
+    def ignore_llm(self) -> bool:
+        """Not for model events."""
+        return True
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not for retriever events."""
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """Not for chat model events."""
+        return True
+
+    def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kwargs: Any) -> Any:
+        """Run the gate on the binding's loop and wait for its decision."""
+        binding = self._owner.binding()
+        loop = binding.loop if binding is not None else None
+        coro = self._owner.on_tool_start(serialized, input_str, run_id=run_id, **kwargs)
+        if loop is None or loop.is_closed() or not loop.is_running():
+            return coro  # nowhere to forward: LangChain runs it in a loop of its own
+        asyncio.run_coroutine_threadsafe(coro, loop).result()
+        return None
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
