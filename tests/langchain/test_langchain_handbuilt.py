@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acpkit_core.testing import AcpTestClient
@@ -30,3 +32,53 @@ async def test_handbuilt_server_streams_asks_and_reports_tools(answer: str) -> N
         assert call.statuses[-2:] == ["in_progress", "completed"]
     else:
         assert call.status == "failed" and "in_progress" not in call.statuses
+
+
+GATE_SERVER = Path(__file__).parent / "lc_handbuilt_gate_server.py"
+
+
+@pytest.mark.parametrize("answer", ["allow_always", "reject_always"])
+async def test_handbuilt_gate_asks_by_policy_and_remembers_always(answer: str, tmp_path: Path) -> None:
+    """A plain `create_agent` graph, no ACP middleware: `bind_connection(permission_policy=...)` gates it."""
+    runs = tmp_path / "runs"
+    async with AcpTestClient.spawn(
+        sys.executable, str(GATE_SERVER), env={"RUNS_FILE": str(runs)}, permission_answers=[answer]
+    ) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        first = await c.prompt("delete", session_id=sid)
+        second = await c.prompt("delete again", session_id=sid)
+    assert [p.tool_call.tool_call_id for p in first.permission_requests] == ["d1"]
+    assert second.permission_requests == []
+    ran = runs.read_text().splitlines() if runs.exists() else []
+    if answer == "allow_always":
+        assert ran == ["old.txt", "old.txt"]
+        assert first.tool_calls["d1"].statuses == ["pending", "in_progress", "completed"]
+        assert second.tool_calls["d2"].statuses == ["pending", "in_progress", "completed"]
+    else:
+        assert ran == []
+        assert first.tool_calls["d1"].statuses == ["pending", "failed"]
+        assert second.tool_calls["d2"].statuses == ["pending", "failed"]
+
+
+async def test_handbuilt_gate_cancel_during_the_question(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    never = asyncio.Event()
+
+    async def wait_forever(_: Any) -> str:
+        await never.wait()
+        return "allow_once"
+
+    async with AcpTestClient.spawn(
+        sys.executable, str(GATE_SERVER), env={"RUNS_FILE": str(runs)}, permission_answers=wait_forever
+    ) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        task = asyncio.create_task(c.prompt("delete", session_id=sid))
+        while not c.permission_requests:
+            await asyncio.sleep(0.01)
+        await c.cancel(sid)
+        r = await task
+    assert r.stop_reason == "cancelled"
+    assert not runs.exists()
+    assert r.tool_calls["d1"].statuses == ["pending", "failed"]

@@ -115,6 +115,9 @@ def gated_graph(graph: Pregel[Any, Any, Any, Any], edit: EditHook | None = None)
             if inner is None and getattr(bound, "_wrap_tool_call", None) is not None:
                 continue  # a sync-only wrapper: the callback gate still refuses before the tool body runs
             gated._awrap_tool_call = _gate_wrapper(inner, edit)  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
+            # `ToolNode` keeps its run methods bound to itself at construction: bind them to the copy.
+            gated.func = gated._func  # pyright: ignore[reportPrivateUsage]
+            gated.afunc = gated._afunc  # pyright: ignore[reportPrivateUsage]
             nodes[name] = node.copy({"bound": gated})
     if not nodes:
         return graph

@@ -66,11 +66,15 @@ class AcpBridge(AbstractCapability[Any]):
     async def before_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: ValidatedToolArgs
     ) -> ValidatedToolArgs:
-        if not ctx.tool_call_approved and call.tool_name not in self.keep_tools:
-            kind = self.turn.classify_tool(call.tool_name, call.args_as_dict())
-            if self.turn.needs_permission(call.tool_name, kind):
-                raise ApprovalRequired()
+        if self._needs_approval(ctx, call):
+            raise ApprovalRequired()
         return args
+
+    def _needs_approval(self, ctx: RunContext[Any], call: ToolCallPart) -> bool:
+        """True when the turn's gate must answer before this call runs (it is then deferred)."""
+        if ctx.tool_call_approved or call.tool_name in self.keep_tools:
+            return False
+        return self.turn.needs_permission(call.tool_name, self.turn.classify_tool(call.tool_name, call.args_as_dict()))
 
     async def wrap_tool_execute(
         self,
@@ -81,6 +85,8 @@ class AcpBridge(AbstractCapability[Any]):
         args: ValidatedToolArgs,
         handler: WrapToolExecuteHandler,
     ) -> Any:
+        if self._needs_approval(ctx, call):  # deferred for approval: it is not running
+            return await handler(args)
         state = await self.projector.started(call)
         if state is None or state.kind != "edit" or call.tool_name in self.self_diffing:
             return await handler(args)
