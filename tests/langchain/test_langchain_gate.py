@@ -95,7 +95,7 @@ ASK = PermissionPolicy(ask=("delete_*",))
 
 
 async def test_policy_ask_holds_the_call_until_the_user_allows(shape: Any) -> None:
-    agent, model = serve(shape, delete_then("gone"), permission_policy=ASK)
+    agent, _ = serve(shape, delete_then("gone"), permission_policy=ASK)
     order: list[str] = []
 
     def answer(request: Any) -> str:
