@@ -549,7 +549,7 @@ async def test_doc_terminal_and_diff_helpers() -> None:
         assert [x.model_dump(by_alias=True, exclude_none=True) for x in run.content] == [
             {"type": "terminal", "terminalId": released[0]}
         ]
-        assert run.raw_output == "tested\n"
+        assert run.raw_output == {"output": "tested\n"}  # rawOutput is always a JSON object
         assert [x.model_dump(by_alias=True, exclude_none=True) for x in edit.content] == [
             {"type": "diff", "path": f"{c.root}/app.py", "oldText": "old = 1\n", "newText": "new = 2\n"}
         ]

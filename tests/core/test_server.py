@@ -108,7 +108,7 @@ async def test_load_replays_whole_transcript_in_final_state() -> None:
     assert replayed[2].content.text == "one two"
     tool = replayed[3]
     assert isinstance(tool, ToolCallStart)
-    assert tool.status == "completed" and tool.raw_output == "read_file done" and tool.kind == "read"
+    assert tool.status == "completed" and tool.raw_output == {"output": "read_file done"} and tool.kind == "read"
     assert tool.locations and tool.locations[0].path == str(c.root / "a.txt")
     assert isinstance(replayed[4], AgentPlanUpdate) and [e.content for e in replayed[4].entries] == ["x", "y"]
 

@@ -34,6 +34,7 @@ from .ir import Prompt
 
 if TYPE_CHECKING:
     from .host import ClientHost
+    from .tool_calls import ToolCalls
 
 __all__ = [
     "ClientInfo",
@@ -381,6 +382,15 @@ class Turn(Protocol):
     @property
     def emit(self) -> Emitter:
         """The update emitter."""
+        ...
+
+    @property
+    def tool_calls(self) -> ToolCalls:
+        """The turn's tool-call lifecycle ([`ToolCalls`][acpkit_core.tool_calls.ToolCalls]).
+
+        Report tool calls through it (announce, start, attach, finish): each transition is sent
+        once and in order, and the server closes every call left open when the turn ends.
+        """
         ...
 
     @property

@@ -29,6 +29,7 @@ from acp.schema import (
 )
 
 from ..runner import PlanItem, ToolCallContent, TurnUsage
+from ..tool_calls import ToolCalls, json_object
 
 __all__ = ["Sender", "SessionUpdate", "TurnEmitter", "WireUpdate", "update_from_json", "update_to_json"]
 
@@ -53,7 +54,6 @@ WireUpdate: TypeAlias = dict[str, Any]
 Sender: TypeAlias = Callable[[WireUpdate], Awaitable[None]]
 """Sends one update (as wire JSON) to the client."""
 
-_TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed"})
 _CHUNK_KINDS: dict[str, str] = {"text": "agent_message_chunk", "thought": "agent_thought_chunk"}
 
 
@@ -90,8 +90,8 @@ class TurnEmitter:
         self._window = coalesce_ms / 1000.0
         self.recorded: list[WireUpdate] = []
         """Updates of this turn (wire JSON) to store in the transcript, in order."""
-        self.open_tool_calls: dict[str, str] = {}
-        """Tool calls started and not yet closed, with their title."""
+        self.tool_calls = ToolCalls(self)
+        """The turn's tool calls (the server sets their classifier to the turn)."""
         self._message_ids: dict[str, str] = {}
         self._buffer_kind: Literal["text", "thought"] | None = None
         self._buffer: list[str] = []
@@ -201,23 +201,18 @@ class TurnEmitter:
         content: Sequence[ToolCallContent] = (),
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """Announce a tool call."""
-        await self.flush()
-        self.new_message()
-        if status not in _TERMINAL_STATUSES:
-            self.open_tool_calls[tool_call_id] = title
-        await self._emit(
-            ToolCallStart(
-                session_update="tool_call",
-                tool_call_id=tool_call_id,
-                title=title,
-                kind=kind,
-                status=status,
-                raw_input=raw_input,
-                locations=_locations(locations) if locations else None,
-                content=list(content) if content else None,
-                field_meta=dict(meta) if meta else None,
-            )
+        """Announce a tool call (recorded in [`tool_calls`][acpkit_core.server.emitter.TurnEmitter.tool_calls])."""
+        if not self.tool_calls.observe(tool_call_id, status, title=title):
+            return
+        await self.send_tool_call(
+            tool_call_id,
+            title=title,
+            kind=kind,
+            status=status,
+            raw_input=raw_input,
+            locations=locations,
+            content=content,
+            meta=meta,
         )
 
     async def tool_call_update(
@@ -233,10 +228,65 @@ class TurnEmitter:
         content: Sequence[ToolCallContent] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """Update a tool call; only the fields given are sent."""
+        """Update a tool call; only the fields given are sent. A status that goes backwards is not sent."""
+        if not self.tool_calls.observe(tool_call_id, status):
+            return
+        await self.send_tool_call_update(
+            tool_call_id,
+            status=status,
+            title=title,
+            kind=kind,
+            raw_input=raw_input,
+            raw_output=raw_output,
+            locations=locations,
+            content=content,
+            meta=meta,
+        )
+
+    async def send_tool_call(
+        self,
+        tool_call_id: str,
+        *,
+        title: str,
+        kind: ToolKind = "other",
+        status: ToolCallStatus = "pending",
+        raw_input: Any = None,
+        locations: Sequence[tuple[str, int | None]] = (),
+        content: Sequence[ToolCallContent] = (),
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Send `tool_call` as given (`rawInput` as a JSON object), without the lifecycle's checks."""
         await self.flush()
-        if status in _TERMINAL_STATUSES:
-            self.open_tool_calls.pop(tool_call_id, None)
+        self.new_message()
+        await self._emit(
+            ToolCallStart(
+                session_update="tool_call",
+                tool_call_id=tool_call_id,
+                title=title,
+                kind=kind,
+                status=status,
+                raw_input=json_object(raw_input, "input"),
+                locations=_locations(locations) if locations else None,
+                content=list(content) if content else None,
+                field_meta=dict(meta) if meta else None,
+            )
+        )
+
+    async def send_tool_call_update(
+        self,
+        tool_call_id: str,
+        *,
+        status: ToolCallStatus | None = None,
+        title: str | None = None,
+        kind: ToolKind | None = None,
+        raw_input: Any = None,
+        raw_output: Any = None,
+        locations: Sequence[tuple[str, int | None]] | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Send `tool_call_update` as given (`rawInput`/`rawOutput` as JSON objects), without the lifecycle's checks."""
+        await self.flush()
         await self._emit(
             ToolCallProgress(
                 session_update="tool_call_update",
@@ -244,18 +294,13 @@ class TurnEmitter:
                 status=status,
                 title=title,
                 kind=kind,
-                raw_input=raw_input,
-                raw_output=raw_output,
+                raw_input=json_object(raw_input, "input"),
+                raw_output=json_object(raw_output),
                 locations=_locations(locations) if locations is not None else None,
                 content=list(content) if content is not None else None,
                 field_meta=dict(meta) if meta else None,
             )
         )
-
-    async def close_open_tool_calls(self, reason: str) -> None:
-        """Mark every tool call the runner left open as `failed`."""
-        for tool_call_id in list(self.open_tool_calls):
-            await self.tool_call_update(tool_call_id, status="failed", raw_output={"error": reason})
 
     # --- plan and usage ---------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from acp.schema import SseMcpServer as WireSseMcpServer
 from ..permissions import RememberedPermissions
 from ..runner import HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 from ..store.base import JsonDict
+from ..tool_calls import json_object
 from .emitter import SessionUpdate, update_from_json
 from .turn import ServerTurn
 
@@ -111,4 +112,15 @@ def compact_transcript(updates: Sequence[JsonDict]) -> list[JsonDict]:
 
 def replay_updates(session_id: str, updates: Sequence[JsonDict]) -> list[SessionUpdate]:
     """Rebuild the update models of a stored transcript (compacted)."""
-    return [update_from_json(update) for update in compact_transcript(updates)]
+    return [update_from_json(_raw_objects(update)) for update in compact_transcript(updates)]
+
+
+def _raw_objects(update: JsonDict) -> JsonDict:
+    """A stored tool-call update with `rawInput`/`rawOutput` as JSON objects (older transcripts kept strings)."""
+    fixed: JsonDict | None = None
+    for key, wrap in (("rawInput", "input"), ("rawOutput", "output")):
+        value = update.get(key)
+        if value is not None and not isinstance(value, dict):
+            fixed = fixed if fixed is not None else dict(update)
+            fixed[key] = json_object(value, wrap)
+    return fixed if fixed is not None else update

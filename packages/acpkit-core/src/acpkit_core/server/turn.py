@@ -12,6 +12,7 @@ from ..host import ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
 from ..runner import ClientInfo, PermissionDecision, Session
+from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
 from .emitter import TurnEmitter
 
@@ -50,6 +51,8 @@ class ServerTurn:
         self._allowed_paths = allowed_paths
         self._host: ClientHost | None = None
         self._cancel = asyncio.Event()
+        emitter.tool_calls.classifier = self
+        emitter.tool_calls.cwd = session.cwd
         self.gate = PermissionGate(
             policy=policy,
             mode=mode,
@@ -91,6 +94,11 @@ class ServerTurn:
     def emit(self) -> TurnEmitter:
         """The update emitter."""
         return self._emit
+
+    @property
+    def tool_calls(self) -> ToolCalls:
+        """The turn's tool calls: announce, start, attach, finish; the server closes what is left open."""
+        return self._emit.tool_calls
 
     @property
     def client(self) -> ClientInfo:

@@ -164,9 +164,11 @@ class TurnRunner:
         work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
         stop = await self._race(live, turn, work)
         await emitter.flush()
-        if emitter.open_tool_calls:
-            reason = "cancelled" if stop == "cancelled" else "the agent ended the turn without finishing this tool call"
-            await emitter.close_open_tool_calls(reason)
+        if emitter.tool_calls.open_ids():
+            reason = (
+                "Cancelled" if stop == "cancelled" else "The agent ended the turn without finishing this tool call."
+            )
+            await emitter.tool_calls.close_open(reason)
         live.server["permissions"] = turn.remembered.to_json()
         if emitter.turn_usage is not None:
             totals = live.server.setdefault("usage", {})

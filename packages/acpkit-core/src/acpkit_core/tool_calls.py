@@ -1,0 +1,373 @@
+"""The tool calls of one turn: one lifecycle, sent once per transition, in order, never backwards.
+
+[`ToolCalls`][acpkit_core.tool_calls.ToolCalls] is owned by the turn (`turn.tool_calls`); every
+runner reports its tool calls through it, and the server closes, through it, what a runner left
+open. Its transitions:
+
+| call | ACP update |
+|---|---|
+| `announce` (the model named the tool) | `tool_call` `pending`: title, kind, `rawInput`, locations |
+| `announce` again, more arguments (still pending) | `tool_call_update`: title, kind, `rawInput`, locations |
+| `start` (the tool runs now) | `tool_call_update` `in_progress` |
+| `attach` (a diff, a terminal) | `tool_call_update` with the content so far |
+| `finish` | `tool_call_update` `completed` or `failed`: content, `rawOutput` |
+| `close_open` (cancel, error, end of turn) | `tool_call_update` `failed` for every call not finished |
+
+A transition that was already made, or would go backwards (`in_progress` after `completed`), is
+not sent. `rawInput` and `rawOutput` are always JSON objects on the wire
+([`json_object`][acpkit_core.tool_calls.json_object], applied by the emitter to every tool-call
+update and to stored transcripts when they are replayed): some clients (Toad) refuse anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+from acp.helpers import text_block, tool_content
+from acp.schema import ToolCallStatus, ToolKind
+
+from .runner import ToolCallContent
+from .tools import classify_tool, tool_locations, tool_title
+
+__all__ = [
+    "StaticClassifier",
+    "ToolCallRecord",
+    "ToolCallWire",
+    "ToolCalls",
+    "ToolClassifier",
+    "json_object",
+    "parse_args",
+]
+
+_RANK: dict[str, int] = {"pending": 0, "in_progress": 1, "completed": 2, "failed": 2}
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
+
+
+def json_object(value: Any, key: str = "output") -> dict[str, Any] | None:
+    """`value` as a JSON object for `rawInput` / `rawOutput`: `None` stays `None`.
+
+    An object with string keys is kept as is (values that are not JSON become their `str`);
+    anything else (a string, a number, a list) is wrapped as `{key: value}`.
+    """
+    if value is None:
+        return None
+    if isinstance(value, Mapping) and all(isinstance(k, str) for k in cast(Mapping[object, Any], value)):
+        mapping = cast(Mapping[str, Any], value)
+        try:
+            json.dumps(mapping)
+        except (TypeError, ValueError):
+            return {k: _jsonable(v) for k, v in mapping.items()}
+        return dict(mapping)
+    return {key: _jsonable(value)}
+
+
+def parse_args(raw: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Arguments as a dict: a mapping as is, a complete JSON object string parsed, else `None`."""
+    if raw is None:
+        return None
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    try:
+        if not raw.strip():
+            return None
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return cast(dict[str, Any], value) if isinstance(value, dict) else None
+
+
+class ToolClassifier(Protocol):
+    """Tool kinds and locations (satisfied by `acpkit_core.runner.Turn`)."""
+
+    def classify_tool(self, name: str, args: Mapping[str, Any] | None = None) -> ToolKind:
+        """The ACP kind of a tool."""
+        ...
+
+    def tool_locations(self, args: Mapping[str, Any] | None) -> list[tuple[str, int | None]]:
+        """Locations `(absolute path, line)` from path-like arguments."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StaticClassifier:
+    """Tool kinds and locations without a server turn: the core classifier with fixed overrides."""
+
+    cwd: str
+    """Directory relative paths are resolved against."""
+    overrides: Mapping[str, ToolKind] | None = None
+    """Per-tool kind overrides."""
+
+    def classify_tool(self, name: str, args: Mapping[str, Any] | None = None) -> ToolKind:
+        """The ACP kind of a tool."""
+        return classify_tool(name, args, self.overrides)
+
+    def tool_locations(self, args: Mapping[str, Any] | None) -> list[tuple[str, int | None]]:
+        """Locations from path-like arguments (virtual paths outside `cwd` left out, as in a server turn)."""
+        return tool_locations(args, self.cwd, roots=(self.cwd,))
+
+
+@dataclass(kw_only=True)
+class ToolCallRecord:
+    """What the turn knows about one tool call."""
+
+    id: str
+    """The tool call id."""
+    name: str
+    """The tool's name."""
+    args: dict[str, Any] | None = None
+    """The arguments, once they parse."""
+    kind: ToolKind = "other"
+    """The ACP kind."""
+    title: str = ""
+    """The title shown by the client."""
+    status: ToolCallStatus = "pending"
+    """The last status sent."""
+    content: list[ToolCallContent] = field(default_factory=list[ToolCallContent])
+    """Content attached while running (a diff, a terminal), kept in the final update."""
+    hidden: bool = False
+    """Not shown as a tool call (a tool projected otherwise, like the plan tool): nothing is sent."""
+    partial: bool = False
+    """Announced while the model was still streaming the arguments."""
+
+    @property
+    def finished(self) -> bool:
+        """True once `completed` or `failed`."""
+        return _RANK[self.status] >= 2
+
+
+class ToolCallWire(Protocol):
+    """Sends the two tool-call updates as given (the turn's emitter; `rawInput`/`rawOutput` made objects there)."""
+
+    async def send_tool_call(
+        self,
+        tool_call_id: str,
+        *,
+        title: str,
+        kind: ToolKind = "other",
+        status: ToolCallStatus = "pending",
+        raw_input: Any = None,
+        locations: Sequence[tuple[str, int | None]] = (),
+        content: Sequence[ToolCallContent] = (),
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Send `tool_call`."""
+        ...
+
+    async def send_tool_call_update(
+        self,
+        tool_call_id: str,
+        *,
+        status: ToolCallStatus | None = None,
+        title: str | None = None,
+        kind: ToolKind | None = None,
+        raw_input: Any = None,
+        raw_output: Any = None,
+        locations: Sequence[tuple[str, int | None]] | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Send `tool_call_update`."""
+        ...
+
+
+class ToolCalls:
+    """The tool calls of one turn, reported through the turn's emitter (see the module docs)."""
+
+    def __init__(self, emit: ToolCallWire, classifier: ToolClassifier | None = None, *, cwd: str | None = None) -> None:
+        """Report through `emit`; kinds and locations from `classifier` (the turn), titles relative to `cwd`."""
+        self._emit = emit
+        self.classifier: ToolClassifier = classifier if classifier is not None else StaticClassifier(cwd or ".")
+        """Tool kinds and locations."""
+        self.cwd = cwd
+        """The session's working directory (paths in titles are shown relative to it)."""
+        self.calls: dict[str, ToolCallRecord] = {}
+        """Every tool call of the turn, by id, in the order they were announced."""
+        self._lock = asyncio.Lock()
+
+    # --- queries ----------------------------------------------------------------------------------
+
+    def get(self, tool_call_id: str) -> ToolCallRecord | None:
+        """The record of a call, if announced."""
+        return self.calls.get(tool_call_id)
+
+    def known(self, tool_call_id: str) -> bool:
+        """True when this call was announced."""
+        return tool_call_id in self.calls
+
+    def open_ids(self) -> list[str]:
+        """Ids of the shown calls that did not finish."""
+        return [i for i, c in self.calls.items() if not c.finished and not c.hidden]
+
+    def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """`(id, name, args)` of the calls shown but not started (for example waiting for an approval)."""
+        return [
+            (i, c.name, dict(c.args or {})) for i, c in self.calls.items() if c.status == "pending" and not c.hidden
+        ]
+
+    # --- transitions ------------------------------------------------------------------------------
+
+    async def announce(
+        self,
+        tool_call_id: str,
+        name: str,
+        args: str | Mapping[str, Any] | None = None,
+        *,
+        partial: bool = False,
+        hidden: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ToolCallRecord:
+        """The model named a tool: `tool_call` (pending); for a known pending call, its new arguments.
+
+        `args` may be a mapping or JSON text streamed so far (used once it parses as an object).
+        `partial` marks arguments still streaming: `rawInput` is left out until they are known.
+        """
+        async with self._lock:
+            return await self._announce(tool_call_id, name, args, partial=partial, hidden=hidden, meta=meta)
+
+    async def _announce(
+        self,
+        tool_call_id: str,
+        name: str,
+        args: str | Mapping[str, Any] | None,
+        *,
+        partial: bool = False,
+        hidden: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ToolCallRecord:
+        parsed = parse_args(args)
+        record = self.calls.get(tool_call_id)
+        if record is None:
+            kind = self.classifier.classify_tool(name, parsed)
+            record = self.calls[tool_call_id] = ToolCallRecord(
+                id=tool_call_id,
+                name=name,
+                args=parsed,
+                kind=kind,
+                title=tool_title(name, parsed, kind=kind, cwd=self.cwd),
+                hidden=hidden,
+                partial=partial,
+            )
+            if not hidden:
+                await self._emit.send_tool_call(
+                    tool_call_id,
+                    title=record.title,
+                    kind=kind,
+                    status="pending",
+                    raw_input=parsed if parsed or not partial else None,
+                    locations=self.classifier.tool_locations(parsed) if parsed else (),
+                    meta=meta,
+                )
+            return record
+        if not partial:
+            record.partial = False
+        if record.status != "pending" or parsed is None or parsed == record.args:
+            return record
+        record.args = parsed
+        record.kind = self.classifier.classify_tool(record.name, parsed)
+        record.title = tool_title(record.name, parsed, kind=record.kind, cwd=self.cwd)
+        if not record.hidden:
+            await self._emit.send_tool_call_update(
+                tool_call_id,
+                title=record.title,
+                kind=record.kind,
+                raw_input=parsed,
+                locations=self.classifier.tool_locations(parsed) or None,
+            )
+        return record
+
+    async def start(
+        self, tool_call_id: str, name: str | None = None, args: str | Mapping[str, Any] | None = None
+    ) -> ToolCallRecord:
+        """The tool runs now: `in_progress` (announcing it first when it was never seen)."""
+        async with self._lock:
+            record = await self._announce(tool_call_id, name or "tool", args)
+            if record.status == "pending":
+                record.status = "in_progress"
+                if not record.hidden:
+                    await self._emit.send_tool_call_update(tool_call_id, status="in_progress")
+            return record
+
+    async def attach(self, tool_call_id: str, content: ToolCallContent) -> None:
+        """A running tool adds content (a diff, a terminal): sent now and kept for the final update."""
+        async with self._lock:
+            record = self.calls.get(tool_call_id)
+            if record is None or record.hidden or record.finished:
+                return
+            record.content.append(content)
+            await self._emit.send_tool_call_update(tool_call_id, content=list(record.content))
+
+    async def finish(
+        self,
+        tool_call_id: str,
+        *,
+        failed: bool = False,
+        content: Sequence[ToolCallContent] = (),
+        raw_output: Any = None,
+        name: str | None = None,
+    ) -> None:
+        """The tool finished: `completed` (or `failed`), with the attached content, then `content`.
+
+        `raw_output` is sent as a JSON object (a string or a list becomes `{"output": ...}`).
+        """
+        async with self._lock:
+            record = self.calls.get(tool_call_id)
+            if record is None:
+                record = await self._announce(tool_call_id, name or "tool", None)
+            if record.finished:
+                return
+            record.status = "failed" if failed else "completed"
+            if record.hidden:
+                return
+            await self._emit.send_tool_call_update(
+                tool_call_id,
+                status=record.status,
+                content=[*record.content, *content],
+                raw_output=raw_output,
+            )
+
+    async def fail(self, tool_call_id: str, message: str, *, name: str | None = None) -> None:
+        """The call did not run or did not finish: `failed` with `message` as its content."""
+        await self.finish(
+            tool_call_id,
+            failed=True,
+            content=[tool_content(text_block(message))],
+            raw_output={"error": message},
+            name=name,
+        )
+
+    async def close_open(self, reason: str) -> None:
+        """Fail every shown call that did not finish (the turn was cancelled, failed, or ended)."""
+        for tool_call_id in self.open_ids():
+            await self.fail(tool_call_id, reason)
+
+    # --- what a runner sends through the emitter directly -----------------------------------------
+
+    def observe(self, tool_call_id: str, status: ToolCallStatus | None, *, title: str | None = None) -> bool:
+        """Record an update a runner sends with the emitter's own methods; False when its status goes backwards.
+
+        A status after the call finished, or lower than the last one (`in_progress` after
+        `completed`), is refused: the emitter then does not send the update.
+        """
+        record = self.calls.get(tool_call_id)
+        if record is None:
+            self.calls[tool_call_id] = ToolCallRecord(
+                id=tool_call_id, name=title or "tool", title=title or "", status=status or "pending"
+            )
+            return True
+        if status is None:
+            return True
+        if record.finished or _RANK[status] < _RANK[record.status]:
+            return False
+        record.status = status
+        return True
