@@ -83,7 +83,7 @@ async def test_write_todos_becomes_one_plan_per_change() -> None:
             ["pending", "in_progress", "completed"],
         )
         assert text_of(call) == f"Updated todo list to {entries}"
-        assert call.raw_output == f"Updated todo list to {entries}"  # not the repr of the tool's `Command`
+        assert call.raw_output == {"output": f"Updated todo list to {entries}"}  # not the repr of the tool's `Command`
     assert r.text == "Planned."
     assert r.stop_reason == "end_turn"
 
@@ -175,7 +175,7 @@ async def test_task_runs_a_subagent_whose_calls_are_marked_and_whose_text_is_tho
         ["pending", "in_progress", "completed"],
     )
     assert task.raw_input == {"description": "Find the answer.", "subagent_type": "researcher"}
-    assert text_of(task) == task.raw_output == "The answer is 42."
+    assert text_of(task) == task.raw_output["output"] == "The answer is 42."
     # the subagent's own calls are shown, marked with its namespace, and run inside the task
     first = starts(r.updates)
     assert first["task1"].field_meta is None and first["l1"].field_meta is None

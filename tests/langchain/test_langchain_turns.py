@@ -183,7 +183,8 @@ async def test_sync_tools_report_through_the_handlers_loop_not_a_loop_per_event(
     for i in range(5):
         tc = r.tool_calls[f"s{i}"]
         assert tc.statuses == ["pending", "in_progress", "completed"]
-        assert tc.raw_output.startswith(f"stamped {i} in ") and "MainThread" not in tc.raw_output
+        out = tc.raw_output["output"]
+        assert out.startswith(f"stamped {i} in ") and "MainThread" not in out
     assert r.text == "stamped"
 
 

@@ -85,7 +85,7 @@ async def test_tool_call_success_goes_pending_in_progress_completed(tmp_path: ob
     assert tc.raw_input == {"path": "notes.txt"}
     assert tc.locations == [(f"{root}/notes.txt", None)]
     assert texts(tc.content) == ["notes in notes.txt"]
-    assert tc.raw_output == "notes in notes.txt"
+    assert tc.raw_output == {"output": "notes in notes.txt"}  # rawOutput is always a JSON object
     assert r.text == "Reading.Done."
     assert script.tool_returns()[0].content == "notes in notes.txt"
 

@@ -372,7 +372,7 @@ class PermissionGate:
         self._before_ask = before_ask
         self._cancel = cancelled if cancelled is not None else asyncio.Event()
         self.answers: dict[str, PermissionDecision] = {}
-        """The decision taken for each tool call id of this turn."""
+        """The answer given for each tool call id asked about in this turn."""
 
     # --- cancellation -----------------------------------------------------------------------------
 
@@ -408,24 +408,23 @@ class PermissionGate:
     ) -> PermissionDecision:
         """May this tool call run now? Asks the client only when the rules say `ask`.
 
-        The answer is kept for `tool_call_id`: asking again about the same call returns it.
+        The client's answer is kept for `tool_call_id`: asking again about the same call returns it
+        (a call the rules let through is not recorded, so an explicit question about it, from a
+        tool that requires approval, is still asked).
         """
         known = self.answers.get(tool_call_id)
         if known is not None:
             return known
-        decision = self.decide(tool_name, kind)
         if self.cancelled:
-            result = PermissionDecision(outcome="cancelled")
-        elif decision == "allow":
-            result = PermissionDecision(outcome="allow")
-        elif decision == "deny":
-            result = PermissionDecision(outcome="reject")
-        else:
-            return await self.request_permission(
-                tool_call_id, tool_name=tool_name, title=title, kind=kind, raw_input=raw_input
-            )
-        self.answers[tool_call_id] = result
-        return result
+            return PermissionDecision(outcome="cancelled")
+        decision = self.decide(tool_name, kind)
+        if decision == "allow":
+            return PermissionDecision(outcome="allow")
+        if decision == "deny":
+            return PermissionDecision(outcome="reject")
+        return await self.request_permission(
+            tool_call_id, tool_name=tool_name, title=title, kind=kind, raw_input=raw_input
+        )
 
     async def request_permission(
         self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None

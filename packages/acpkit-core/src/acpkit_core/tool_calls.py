@@ -139,6 +139,8 @@ class ToolCallRecord:
     """Not shown as a tool call (a tool projected otherwise, like the plan tool): nothing is sent."""
     partial: bool = False
     """Announced while the model was still streaming the arguments."""
+    started: bool = False
+    """The tool began to run (`start` was called); a refused or cancelled call never did."""
 
     @property
     def finished(self) -> bool:
@@ -208,6 +210,10 @@ class ToolCalls:
     def open_ids(self) -> list[str]:
         """Ids of the shown calls that did not finish."""
         return [i for i, c in self.calls.items() if not c.finished and not c.hidden]
+
+    def unstarted_ids(self) -> list[str]:
+        """Ids of the calls of this turn whose tool never began to run (refused, cancelled, never reached)."""
+        return [i for i, c in self.calls.items() if not c.started]
 
     def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
         """`(id, name, args)` of the calls shown but not started (for example waiting for an approval)."""
@@ -292,6 +298,7 @@ class ToolCalls:
         """The tool runs now: `in_progress` (announcing it first when it was never seen)."""
         async with self._lock:
             record = await self._announce(tool_call_id, name or "tool", args)
+            record.started = True
             if record.status == "pending":
                 record.status = "in_progress"
                 if not record.hidden:

@@ -16,10 +16,8 @@ from typing import Any, Protocol, TypeAlias
 from acp.schema import ToolKind
 from acpkit_core.permissions import PermissionGate
 from acpkit_core.runner import Emitter, PermissionDecision, Turn
-from acpkit_core.tools import classify_tool, tool_locations
+from acpkit_core.tool_calls import StaticClassifier, ToolCalls
 from langchain_core.tools import BaseTool
-
-from ._tools import ToolCallTracker
 
 __all__ = ["Binding", "EditHook", "StaticClassifier", "ToolGate", "current_binding"]
 
@@ -62,8 +60,8 @@ class Binding:
 
     emit: Emitter
     """Where updates go."""
-    tools: ToolCallTracker
-    """The turn's tool-call tracker."""
+    tools: ToolCalls
+    """The turn's tool calls (core's lifecycle object)."""
     turn: Turn | None = None
     """The server's turn (`None` when a hand-built server wires the middleware to a connection)."""
     gate: ToolGate = field(default_factory=lambda: PermissionGate())
@@ -83,7 +81,7 @@ class Binding:
         if isinstance(self.gate, PermissionGate):
             self.gate.cancel()
 
-    async def run(self, work: Callable[[], Awaitable[None]]) -> None:
+    async def run(self, work: Callable[[], Awaitable[object]]) -> None:
         """Run `work` on the binding's loop, from whatever loop or thread we are in."""
         loop = self.loop
         try:
@@ -102,21 +100,3 @@ class Binding:
 
 current_binding: ContextVar[Binding | None] = ContextVar("langchain_acp_binding", default=None)
 """The binding of the turn running in this context, if any."""
-
-
-@dataclass(frozen=True, slots=True)
-class StaticClassifier:
-    """Tool kinds and locations without a server turn: the core classifier with fixed overrides."""
-
-    cwd: str
-    """Directory relative paths are resolved against."""
-    overrides: Mapping[str, ToolKind] | None = None
-    """Per-tool kind overrides."""
-
-    def classify_tool(self, name: str, args: Mapping[str, Any] | None = None) -> ToolKind:
-        """The ACP kind of a tool."""
-        return classify_tool(name, args, self.overrides)
-
-    def tool_locations(self, args: Mapping[str, Any] | None) -> list[tuple[str, int | None]]:
-        """Locations from path-like arguments (virtual paths outside `cwd` left out, as in a server turn)."""
-        return tool_locations(args, self.cwd, roots=(self.cwd,))

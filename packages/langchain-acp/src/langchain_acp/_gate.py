@@ -79,7 +79,7 @@ async def authorize(
     if decision.allowed:
         return decision, None
     text = refusal_text(name, decision, allowed_by_rules=gate.tool_allowed(name, kind))
-    await binding.tools.finish(tool_call_id, text, failed=True, name=name)
+    await binding.tools.fail(tool_call_id, text, name=name)
     return decision, text
 
 

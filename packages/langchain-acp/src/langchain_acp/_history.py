@@ -11,17 +11,13 @@ started) or did not finish (stopped while it ran), before the user's new message
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from ._tools import ToolCallTracker
-
 __all__ = [
     "NOT_RUN_TEXT",
     "STOPPED_TEXT",
-    "StartsTracker",
     "answer_unanswered",
     "messages_of",
     "remember_unstarted",
@@ -36,23 +32,6 @@ STOPPED_TEXT = "The tool call did not finish: the user stopped the turn before i
 
 _KEY = "langgraph.unstarted_calls"
 """`session.state` key: ids of the tool calls a stopped turn never started."""
-
-
-@dataclass
-class StartsTracker(ToolCallTracker):
-    """A `ToolCallTracker` that also knows which calls really started (a refused one is closed unstarted)."""
-
-    started: set[str] = field(default_factory=set[str])
-    """Ids of the calls whose tool began to run."""
-
-    async def start(self, tool_call_id: str, name: str, args: Mapping[str, Any] | str | None = None) -> None:
-        """Record the start, then report it."""
-        self.started.add(tool_call_id)
-        await super().start(tool_call_id, name, args)
-
-    def unstarted_ids(self) -> list[str]:
-        """Ids of the calls shown this turn whose tool never began to run."""
-        return [i for i in self.calls if i not in self.started]
 
 
 def remember_unstarted(state: MutableMapping[str, Any], tool_call_ids: Sequence[str]) -> None:

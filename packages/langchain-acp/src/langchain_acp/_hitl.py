@@ -57,7 +57,7 @@ def plan_questions(
     """The questions to ask for these interrupts, or `None` when one of them is not a HITL interrupt.
 
     `pending_calls` are `(id, name, args)` of the turn's tool calls shown but not started (see
-    `ToolCallTracker.pending_calls`): a batched request is matched against them after the last AI
+    `ToolCalls.pending`): a batched request is matched against them after the last AI
     message's calls, so a subagent's gated call is asked with its own id.
     """
     asks: list[Ask] = []

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from acpkit_core.runner import Emitter, PlanItem
+from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langgraph.types import Command
 
-from ._tools import ToolCallTracker
+from ._tools import finish_call
 from .mappers import finish_reason, todos_to_plan, usage_from_message
 
 __all__ = ["StreamMapper", "message_parts"]
@@ -114,7 +115,7 @@ class StreamMapper:
 
     emit: Emitter
     """Where updates go."""
-    tools: ToolCallTracker
+    tools: ToolCalls
     """The turn's tool-call tracker (shared with the callback handler)."""
     last_finish_reason: str | None = None
     """The finish reason of the last top-level model response."""
@@ -143,7 +144,7 @@ class StreamMapper:
     async def _message(self, namespace: tuple[str, ...], message: Any, agent: str | None = None) -> None:
         if isinstance(message, ToolMessage):
             if message.tool_call_id and self.tools.known(message.tool_call_id):
-                await self.tools.finish(message.tool_call_id, message)
+                await finish_call(self.tools, message.tool_call_id, message)
             return
         if not isinstance(message, AIMessage | AIMessageChunk):
             return
@@ -185,7 +186,7 @@ class StreamMapper:
                     if call["id"]:
                         await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
             elif isinstance(message, ToolMessage) and message.tool_call_id:
-                await self.tools.finish(message.tool_call_id, message, name=message.name)
+                await finish_call(self.tools, message.tool_call_id, message, name=message.name)
         # The plan is the session's: a subagent's own todo list (its `write_todos` in a subgraph)
         # stays in its tool call and does not replace the main agent's plan on the client.
         todos = None if namespace else _todos_in(update)

@@ -31,7 +31,7 @@ from langgraph.errors import GraphBubbleUp
 from ._context import Binding, StaticClassifier, current_binding
 from ._gate import AcpToolGate
 from ._stream import message_parts
-from ._tools import ToolCallTracker
+from ._tools import finish_call
 
 __all__ = ["AcpCallbackHandler", "SessionUpdater", "ThreadToolEvents"]
 
@@ -90,7 +90,8 @@ def binding_for_connection(
         before_ask=emitter.flush,
     )
     gate.store, gate.session_id = remembered, session_id
-    tracker = ToolCallTracker(emitter, StaticClassifier(cwd, tool_kinds), cwd=cwd)
+    tracker = emitter.tool_calls
+    tracker.classifier, tracker.cwd = StaticClassifier(cwd, tool_kinds), cwd
     return Binding(emit=emitter, tools=tracker, gate=gate, send=send, loop=_running_loop(), mcp_tools=tuple(mcp_tools))
 
 
@@ -262,7 +263,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         found = self._tool_ids.pop(run_id, None)
         if binding is None or found is None:
             return
-        await binding.run(lambda: binding.tools.finish(found[0], output, name=found[1]))
+        await binding.run(lambda: finish_call(binding.tools, found[0], output, name=found[1]))
 
     async def on_tool_error(
         self,
@@ -279,7 +280,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         if binding is None or found is None or isinstance(error, GraphBubbleUp):
             # An interrupt inside the tool (a subagent's approval) pauses it; it runs again on resume.
             return
-        await binding.run(lambda: binding.tools.finish(found[0], f"Error: {error}", failed=True, name=found[1]))
+        await binding.run(lambda: binding.tools.fail(found[0], f"Error: {error}", name=found[1]))
 
 
 class ThreadToolEvents(BaseCallbackHandler):

@@ -29,6 +29,7 @@ from acpkit_core.ir import Prompt
 from acpkit_core.runner import Session, ToolInfo, Turn
 from acpkit_core.server.capabilities import RunnerCapabilities
 from acpkit_core.stop import stop_reason_for_finish
+from acpkit_core.tool_calls import ToolCalls
 from acpkit_core.tools import tool_title
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -40,7 +41,7 @@ from langgraph.types import Command, Durability
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, EditHook, current_binding
 from ._gate import gated_graph
-from ._history import StartsTracker, answer_unanswered, messages_of, remember_unstarted, was_stopped
+from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._hitl import plan_questions, resume_value, to_decision
 from ._mcp import McpConnections
 from ._stream import StreamMapper
@@ -222,7 +223,7 @@ class LangGraphRunner:
             await self.open_session(session)
         graph = await self.graph_for(session, turn.model_id)
         state = LangGraphSessionState.extract(session.state, session.id)
-        tracker = StartsTracker(turn.emit, turn, cwd=session.cwd)
+        tracker = turn.tool_calls
         connections = self._mcp.get(session.id)
         binding = Binding(
             emit=turn.emit,
@@ -265,7 +266,7 @@ class LangGraphRunner:
             await graph.aupdate_state(config, parent.values)
 
     async def _drive(
-        self, graph: Graph, turn: Turn, config: RunnableConfig, mapper: StreamMapper, tracker: StartsTracker
+        self, graph: Graph, turn: Turn, config: RunnableConfig, mapper: StreamMapper, tracker: ToolCalls
     ) -> StopReason:
         state = turn.session.state
         unanswered = answer_unanswered(state, await _committed_messages(graph, config)) if was_stopped(state) else []
@@ -296,7 +297,7 @@ class LangGraphRunner:
             if not snapshot.interrupts:
                 return stop_reason_for_finish(mapper.last_finish_reason)
             messages = cast(Sequence[Any], (snapshot.values or {}).get("messages") or [])
-            asks = plan_questions(snapshot.interrupts, messages, tracker.pending_calls())
+            asks = plan_questions(snapshot.interrupts, messages, tracker.pending())
             if asks is None:
                 turn.emit.new_message()
                 values = "; ".join(repr(i.value) for i in snapshot.interrupts)

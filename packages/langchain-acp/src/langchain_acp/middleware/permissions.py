@@ -98,7 +98,7 @@ class AcpPermissionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             verdict = self.verdict(binding, cast(Mapping[str, Any], state), call["name"], kind)
             if verdict == "deny":
                 answers.append(_message(call, f"The tool `{call['name']}` is not allowed in this session."))
-                await binding.tools.finish(call["id"] or "", "Not allowed", failed=True, name=call["name"])
+                await binding.tools.fail(call["id"] or "", "Not allowed", name=call["name"])
             elif verdict == "ask" and call["id"]:
                 await binding.tools.announce(call["id"], call["name"], call["args"])
                 decision = await binding.gate.request_permission(
@@ -111,13 +111,13 @@ class AcpPermissionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 if decision.outcome == "cancelled":
                     rest = [c for c in last.tool_calls[n:] if c["id"]]
                     for other in rest:
-                        await binding.tools.finish(other["id"] or "", "Cancelled", failed=True, name=other["name"])
+                        await binding.tools.fail(other["id"] or "", "Cancelled", name=other["name"])
                     done = [*answers, *(_message(c, "Cancelled by the user.") for c in rest)]
                     return {"messages": done, "jump_to": "end"}
                 if not decision.allowed:
                     reason = f"The user rejected the call to `{call['name']}`; do not retry it unless asked."
                     answers.append(_message(call, reason))
-                    await binding.tools.finish(call["id"], "Rejected by the user", failed=True, name=call["name"])
+                    await binding.tools.fail(call["id"], "Rejected by the user", name=call["name"])
                     calls.append(call)
                     continue
                 new_args = self.edit(call["name"], call["args"], decision) if self.edit else None

@@ -10,6 +10,7 @@ from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
+from .._tools import finish_call
 from ._base import current_acp
 
 __all__ = ["AcpToolMiddleware"]
@@ -38,11 +39,11 @@ class AcpToolMiddleware(AgentMiddleware[Any, Any, Any]):
         try:
             result = await handler(request)
         except Exception as error:
-            await binding.tools.finish(tool_call_id, f"Error: {error}", failed=True, name=call["name"])
+            await binding.tools.fail(tool_call_id, f"Error: {error}", name=call["name"])
             raise
         message = result if isinstance(result, ToolMessage) else _tool_message_in(result, tool_call_id)
         if message is not None:
-            await binding.tools.finish(tool_call_id, message, name=call["name"])
+            await finish_call(binding.tools, tool_call_id, message, name=call["name"])
         return result
 
 
