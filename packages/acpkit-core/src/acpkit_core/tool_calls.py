@@ -213,7 +213,7 @@ class ToolCalls:
 
     def unstarted_ids(self) -> list[str]:
         """Ids of the calls of this turn whose tool never began to run (refused, cancelled, never reached)."""
-        return [i for i, c in self.calls.items() if not c.started]
+        return [i for i, c in self.calls.items() if not c.started and not c.hidden]
 
     def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
         """`(id, name, args)` of the calls shown but not started (for example waiting for an approval)."""

@@ -90,11 +90,11 @@ class AcpBridge(AbstractCapability[Any]):
         state = await self.projector.started(call)
         if state is None or state.kind != "edit" or call.tool_name in self.self_diffing:
             return await handler(args)
-        locations = self.turn.tool_locations(state.args)
+        locations = self.turn.tool_locations(state.args or {})
         path = locations[0][0] if locations else None
         before = await _text_before(self.turn, path)
         result = await handler(args)
-        if path is not None and before is not False and not state.extra_content:
+        if path is not None and before is not False and not state.content:
             after = _text_on_disk(path)
             if after is not None and after != before:
                 await self.projector.attach(call.tool_call_id, diff_content(path, before, after))

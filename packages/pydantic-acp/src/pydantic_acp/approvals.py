@@ -55,7 +55,11 @@ async def resolve_deferred(
             decision = PermissionDecision(outcome="cancelled")
         else:
             decision = await turn.request_permission(
-                call.tool_call_id, tool_name=call.tool_name, title=state.title, kind=state.kind, raw_input=state.args
+                call.tool_call_id,
+                tool_name=call.tool_name,
+                title=state.title,
+                kind=state.kind,
+                raw_input=state.args or {},
             )
         if decision.outcome == "allow":
             projector.not_run.discard(call.tool_call_id)
