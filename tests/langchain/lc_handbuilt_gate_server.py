@@ -35,6 +35,25 @@ def delete_file(path: str) -> str:
     return f"deleted {path}"
 
 
+@tool
+async def slow_ok() -> str:
+    """Finishes after a moment."""
+    await asyncio.sleep(0.3)
+    return "ok"
+
+
+@tool
+async def explode() -> str:
+    """Raises an unexpected error."""
+    raise RuntimeError("kaboom")
+
+
+# "parallel": two calls at once, one raises (not a ToolException: the ToolNode lets it through).
+parallel = create_agent(
+    FakeChatModel(script=[Reply(calls=[Call("slow_ok", {}, "p1"), Call("explode", {}, "p2")]), Reply(text="never")]),
+    tools=[slow_ok, explode],
+)
+
 script: list[Reply] = []
 for n in range(1, 4):
     script += [Reply(calls=[Call("delete_file", {"path": "old.txt"}, f"d{n}")]), Reply(text=f"turn {n}")]
@@ -64,12 +83,18 @@ class GateAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         text = "".join(block.text for block in prompt if block.type == "text")
         policy = PermissionPolicy(ask=("delete_*",))
-        with bind_connection(self.conn, session_id, cwd=self.cwd[session_id], permission_policy=policy) as binding:
-            self.bindings[session_id] = binding
-            await graph.ainvoke(
-                {"messages": [HumanMessage(content=text)]},
-                {"configurable": {"thread_id": session_id}, "callbacks": AcpCallbackHandler().handlers()},
-            )
+        run = parallel if text == "parallel" else graph
+        try:
+            async with bind_connection(
+                self.conn, session_id, cwd=self.cwd[session_id], permission_policy=policy
+            ) as binding:
+                self.bindings[session_id] = binding
+                await run.ainvoke(
+                    {"messages": [HumanMessage(content=text)]},
+                    {"configurable": {"thread_id": session_id}, "callbacks": AcpCallbackHandler().handlers()},
+                )
+        except RuntimeError:
+            return PromptResponse(stop_reason="refusal")
         return PromptResponse(stop_reason="cancelled" if binding.gate.cancelled else "end_turn")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -82,3 +82,20 @@ async def test_handbuilt_gate_cancel_during_the_question(tmp_path: Path) -> None
     assert r.stop_reason == "cancelled"
     assert not runs.exists()
     assert r.tool_calls["d1"].statuses == ["pending", "failed"]
+
+
+async def test_handbuilt_parallel_calls_one_raises_none_left_open(tmp_path: Path) -> None:
+    """Two parallel tool calls, one raises: leaving `async with bind_connection(...)` closes the other."""
+    async with AcpTestClient.spawn(sys.executable, str(GATE_SERVER), env={"RUNS_FILE": str(tmp_path / "r")}) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("parallel", session_id=sid)
+        await asyncio.sleep(0.5)  # the surviving call's own end, if it came late, must not reopen anything
+        late = c.updates[sid][len(r.updates) :]
+    assert r.stop_reason == "refusal"
+    calls = r.tool_calls
+    assert set(calls) == {"p1", "p2"}
+    assert calls["p2"].statuses == ["pending", "in_progress", "failed"]
+    assert calls["p1"].statuses[-1] in ("completed", "failed")
+    assert calls["p1"].statuses.count("completed") + calls["p1"].statuses.count("failed") == 1
+    assert [u for u in late if getattr(u, "tool_call_id", None)] == []

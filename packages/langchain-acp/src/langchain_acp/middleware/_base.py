@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
-from contextlib import contextmanager
+import asyncio
+from collections.abc import Mapping, Sequence
+from contextvars import Token
 
 from acp.schema import ToolKind
 from acpkit_core.errors import HostUnavailableError
@@ -14,7 +15,7 @@ from langchain_core.tools import BaseTool
 from .._context import Binding, current_binding
 from ..callbacks import SessionUpdater, binding_for_connection
 
-__all__ = ["bind_connection", "client_host", "current_acp"]
+__all__ = ["BoundConnection", "bind_connection", "client_host", "current_acp"]
 
 
 def current_acp() -> Binding | None:
@@ -33,7 +34,42 @@ def client_host() -> ClientHost:
     return binding.turn.host
 
 
-@contextmanager
+_LEFT_OPEN = "The run stopped before this tool call finished."
+
+
+class BoundConnection:
+    """What `bind_connection` returns: a context manager, `with` or (better) `async with`, giving the `Binding`.
+
+    On leaving, every tool call the run left open (a parallel call whose sibling raised, a run
+    that failed or was cancelled) is closed `failed`: with `async with` before the block ends, with
+    a plain `with` as soon as the event loop runs next.
+    """
+
+    def __init__(self, binding: Binding) -> None:
+        """Bind `binding` while the block runs."""
+        self.binding = binding
+        """The binding."""
+        self._tokens: list[Token[Binding | None]] = []
+        self._closing: asyncio.Task[None] | None = None
+
+    def __enter__(self) -> Binding:
+        self._tokens.append(current_binding.set(self.binding))
+        return self.binding
+
+    def __exit__(self, *exc: object) -> None:
+        current_binding.reset(self._tokens.pop())
+        loop = self.binding.loop
+        if self.binding.tools.open_ids() and loop is not None and loop.is_running():
+            self._closing = loop.create_task(self.binding.tools.close_open(_LEFT_OPEN))
+
+    async def __aenter__(self) -> Binding:
+        return self.__enter__()
+
+    async def __aexit__(self, *exc: object) -> None:
+        current_binding.reset(self._tokens.pop())
+        await self.binding.tools.close_open(_LEFT_OPEN)
+
+
 def bind_connection(
     conn: SessionUpdater,
     session_id: str,
@@ -42,25 +78,22 @@ def bind_connection(
     tool_kinds: Mapping[str, ToolKind] | None = None,
     mcp_tools: Sequence[BaseTool] = (),
     permission_policy: PermissionPolicy | None = None,
-) -> Generator[Binding]:
+) -> BoundConnection:
     """Report the middleware (and an `AcpCallbackHandler()` without arguments) to `conn` for `session_id`.
 
     ```python
-    with bind_connection(conn, session_id, cwd=cwd):
-        await agent.ainvoke({"messages": [...]}, config)
+    async with bind_connection(conn, session_id, cwd=cwd) as binding:
+        await agent.ainvoke({"messages": [...]}, {"callbacks": AcpCallbackHandler().handlers()})
     ```
 
     `mcp_tools` are the session's MCP tools, for `AcpMcpMiddleware` to offer. Every tool run
     passes the binding's permission gate (with `AcpCallbackHandler().handlers()` in the run's
     callbacks): `permission_policy` decides which calls are asked about or refused, "always"
     answers are remembered for the session while the connection lives, and `binding.cancel()`
-    (call it from the server's `session/cancel`) gives up an open question.
+    (call it from the server's `session/cancel`) gives up an open question. Leaving the block
+    closes the tool calls the run left open.
     """
     binding = binding_for_connection(
         conn, session_id, cwd=cwd, tool_kinds=tool_kinds, mcp_tools=mcp_tools, permission_policy=permission_policy
     )
-    token = current_binding.set(binding)
-    try:
-        yield binding
-    finally:
-        current_binding.reset(token)
+    return BoundConnection(binding)
