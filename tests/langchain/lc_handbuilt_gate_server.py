@@ -54,6 +54,19 @@ parallel = create_agent(
     tools=[slow_ok, explode],
 )
 
+
+@tool
+async def slow_tool() -> str:
+    """Waits 30 seconds."""
+    await asyncio.sleep(30)
+    return "slow done"
+
+
+# "slow": one call of a tool that takes 30 s (the client cancels while it runs).
+slow = create_agent(
+    FakeChatModel(script=[Reply(calls=[Call("slow_tool", {}, "s1")]), Reply(text="never")]), tools=[slow_tool]
+)
+
 script: list[Reply] = []
 for n in range(1, 4):
     script += [Reply(calls=[Call("delete_file", {"path": "old.txt"}, f"d{n}")]), Reply(text=f"turn {n}")]
@@ -64,6 +77,7 @@ class GateAgent:
     def __init__(self) -> None:
         self.cwd: dict[str, str] = {}
         self.bindings: dict[str, Binding] = {}
+        self.tasks: dict[str, asyncio.Future[Any]] = {}
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -83,24 +97,35 @@ class GateAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         text = "".join(block.text for block in prompt if block.type == "text")
         policy = PermissionPolicy(ask=("delete_*",))
-        run = parallel if text == "parallel" else graph
+        run = {"parallel": parallel, "slow": slow}.get(text, graph)
         try:
             async with bind_connection(
                 self.conn, session_id, cwd=self.cwd[session_id], permission_policy=policy
             ) as binding:
                 self.bindings[session_id] = binding
-                await run.ainvoke(
-                    {"messages": [HumanMessage(content=text)]},
-                    {"configurable": {"thread_id": session_id}, "callbacks": AcpCallbackHandler().handlers()},
+                task = asyncio.ensure_future(
+                    run.ainvoke(
+                        {"messages": [HumanMessage(content=text)]},
+                        {"configurable": {"thread_id": session_id}, "callbacks": AcpCallbackHandler().handlers()},
+                    )
                 )
+                self.tasks[session_id] = task
+                await task
         except RuntimeError:
             return PromptResponse(stop_reason="refusal")
+        except asyncio.CancelledError:
+            if binding.gate.cancelled:  # our own `session/cancel`, not the server shutting down
+                return PromptResponse(stop_reason="cancelled")
+            raise
         return PromptResponse(stop_reason="cancelled" if binding.gate.cancelled else "end_turn")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         binding = self.bindings.get(session_id)
         if binding is not None:
-            binding.cancel()
+            binding.cancel()  # gives up an open permission question
+        task = self.tasks.get(session_id)
+        if task is not None:
+            task.cancel()  # stops the graph
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +100,20 @@ async def test_handbuilt_parallel_calls_one_raises_none_left_open(tmp_path: Path
     assert calls["p1"].statuses[-1] in ("completed", "failed")
     assert calls["p1"].statuses.count("completed") + calls["p1"].statuses.count("failed") == 1
     assert [u for u in late if getattr(u, "tool_call_id", None)] == []
+
+
+async def test_handbuilt_cancel_mid_tool_answers_cancelled_at_once(tmp_path: Path) -> None:
+    """The hand-built server cancels its run; leaving `bind_connection` closes the running call."""
+    async with AcpTestClient.spawn(sys.executable, str(GATE_SERVER), env={"RUNS_FILE": str(tmp_path / "r")}) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        task = asyncio.create_task(c.prompt("slow", session_id=sid))
+        while not any(getattr(u, "status", None) == "in_progress" for u in c.updates.get(sid, [])):
+            await asyncio.sleep(0.01)
+        started = time.monotonic()
+        await c.cancel(sid)
+        r = await asyncio.wait_for(task, 5)
+        elapsed = time.monotonic() - started
+    assert r.stop_reason == "cancelled"
+    assert r.tool_calls["s1"].statuses == ["pending", "in_progress", "failed"]
+    assert elapsed < 1.0
