@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from acpkit_core.config import STANDARD_MODES, AgentOptions, Command
-from acpkit_core.prompt.text import prompt_text
+from acpkit_core.prompt.text import model_text
 from acpkit_core.runner import Session, StopReason, ToolInfo, Turn, TurnUsage
 from acpkit_core.server import AcpAgent, RunnerCapabilities, run_stdio
 
@@ -80,7 +80,7 @@ class TinyBotRunner:
 
     async def run_turn(self, turn: Turn) -> StopReason:
         history: list[dict[str, str]] = turn.session.state.setdefault("history", [])
-        user = prompt_text(turn.prompt)  # attachments arrive as canonical text forms
+        user = model_text(turn.prompt, root_dir=turn.session.cwd)  # attachments in their canonical text forms
         answer: list[str] = []
         async for event in self.bot.run(history, user):
             if turn.cancelled:

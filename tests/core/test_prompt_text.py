@@ -181,3 +181,24 @@ def test_escaping_across_the_scan_chunks(offset: int, filler: str) -> None:
     assert escaped == text.replace("</ConText>", "<\\/ConText>").replace("< /context", "< \\/context")
     wrapped = context_wrapper(ContextRef(uri="file:///big", text=text))
     assert wrapped.endswith(escaped + "\n</context>")
+
+
+def test_model_text_keeps_every_part_in_its_canonical_form() -> None:
+    """A text-only framework loses nothing: selections, links and binaries all reach the model as text."""
+    from acpkit_core.prompt import model_text
+
+    prompt = parse_prompt(
+        [
+            {"type": "text", "text": "Summarise"},
+            {"type": "resource", "resource": {"uri": "file:///p/notes.md", "text": "milk"}},
+            {"type": "resource_link", "uri": "file:///p/a.pdf", "name": "a.pdf", "mimeType": "application/pdf"},
+            {"type": "image", "mimeType": "image/png", "data": "AAAA"},
+            {"type": "text", "text": ""},
+        ]
+    )
+    assert model_text(prompt, root_dir="/p") == (
+        "Summarise\n"
+        '[@notes.md](file:///p/notes.md)\n<context ref="file:///p/notes.md">\nmilk\n</context>\n'
+        "[@a.pdf](file:///p/a.pdf)\npath: a.pdf\ntype: application/pdf\n"
+        "[image]\ntype: image/png\nsize: 3 bytes\nnote: binary content, not included as text"
+    )

@@ -24,7 +24,7 @@ async def test_echo_runner_example(tmp_path: Path) -> None:
         assert r.usage is not None and r.usage.output_tokens == 5
         tool = await c.prompt("count notes.txt", session_id=sid)
         (call,) = tool.tool_calls.values()
-        assert (call.kind, call.status, call.raw_output) == ("read", "completed", "3 lines")
+        assert (call.kind, call.status, call.raw_output) == ("read", "completed", {"output": "3 lines"})
         assert call.locations == [(str(tmp_path / "notes.txt"), None)]
         assert tool.text == "The file has 3 lines."
         assert tool.permission_requests == []  # a read tool is not asked about in interactive mode

@@ -41,6 +41,7 @@ __all__ = [
     "ToolClassifier",
     "json_object",
     "parse_args",
+    "unwrap_output",
 ]
 
 _RANK: dict[str, int] = {"pending": 0, "in_progress": 1, "completed": 2, "failed": 2}
@@ -70,6 +71,18 @@ def json_object(value: Any, key: str = "output") -> dict[str, Any] | None:
             return {k: _jsonable(v) for k, v in mapping.items()}
         return dict(mapping)
     return {key: _jsonable(value)}
+
+
+def unwrap_output(raw: Any) -> Any:
+    """The inverse of [`json_object`][acpkit_core.tool_calls.json_object] for a `rawOutput` it wrapped.
+
+    `{"output": value}` (the only key) gives `value`; anything else is returned as is.
+    """
+    if isinstance(raw, Mapping):
+        mapping = cast(Mapping[str, Any], raw)
+        if len(mapping) == 1 and "output" in mapping:
+            return mapping["output"]
+    return cast(Any, raw)
 
 
 def parse_args(raw: str | Mapping[str, Any] | None) -> dict[str, Any] | None:

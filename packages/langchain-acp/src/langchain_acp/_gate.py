@@ -36,6 +36,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from ._context import Binding, EditHook, current_binding
+from ._history import NOT_RUN_TEXT
 
 __all__ = ["AcpToolGate", "ThreadToolGate", "ToolCallRefused", "authorize", "gated_graph", "refusal_text"]
 
@@ -46,7 +47,7 @@ _Wrapper = Callable[[ToolCallRequest, _Handler], Awaitable[ToolMessage | Command
 def refusal_text(name: str, decision: PermissionDecision, *, allowed_by_rules: bool) -> str:
     """What the model reads for a call that did not run."""
     if decision.outcome == "cancelled":
-        return "Cancelled by the user."
+        return NOT_RUN_TEXT
     if not allowed_by_rules:
         return f"The tool `{name}` is not allowed in this session."
     return f"The user rejected the call to `{name}`; do not retry it unless asked."

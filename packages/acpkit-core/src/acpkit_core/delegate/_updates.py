@@ -17,6 +17,7 @@ from acp.schema import (
 )
 
 from ..runner import TurnUsage
+from ..tool_calls import unwrap_output
 from .events import RemoteEvent, RemoteText, RemoteThought, RemoteToolCall, RemoteTurnEnd
 
 __all__ = ["ToolCallTracker", "block_text", "turn_end"]
@@ -64,7 +65,7 @@ class ToolCallTracker:
                 tool_kind=update.kind,
                 status=update.status or "pending",
                 raw_input=update.raw_input,
-                raw_output=update.raw_output,
+                raw_output=unwrap_output(update.raw_output),
                 text=_content_text(update.content) or "",
                 started=True,
             )
@@ -88,7 +89,7 @@ class ToolCallTracker:
             tool_kind=update.kind or known.tool_kind,
             status=update.status or known.status,
             raw_input=known.raw_input if update.raw_input is None else update.raw_input,
-            raw_output=known.raw_output if update.raw_output is None else update.raw_output,
+            raw_output=known.raw_output if update.raw_output is None else unwrap_output(update.raw_output),
             text=known.text if text is None else text,
         )
 

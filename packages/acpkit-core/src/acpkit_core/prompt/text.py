@@ -13,6 +13,7 @@ Whichever framework runs the agent, a model sees the same words for the same att
 - the **resource description** of a link (`resource_description`) and the **binary summary** of
   content that cannot be shown (`binary_summary`): the label, then `key: value` lines;
 - `prompt_text`: a plain-text summary for titles and logs.
+- `model_text`: the whole prompt as text for a text-only framework (nothing dropped).
 
 Escaping (so that an attachment can neither close its wrapper nor break its attribute):
 
@@ -44,6 +45,7 @@ __all__ = [
     "escape_context_text",
     "link_label",
     "link_text",
+    "model_text",
     "part_name",
     "prompt_text",
     "relative_path",
@@ -313,3 +315,43 @@ def prompt_text(prompt: Prompt, *, max_length: int | None = None) -> str:
     if len(text) <= max_length:
         return text
     return text[: max(max_length - 1, 0)].rstrip() + "…" if max_length > 0 else ""
+
+
+def model_text(prompt: Prompt, *, root_dir: str | PathLike[str] | None = None) -> str:
+    """The whole prompt as text for a text-only framework, every part in its canonical form.
+
+    Texts as typed; an embedded text resource (a selection, a diff) in its context wrapper
+    ([`context_wrapper`][acpkit_core.prompt.text.context_wrapper]), a link as its description
+    ([`resource_description`][acpkit_core.prompt.text.resource_description], with a `path` line
+    relative to `root_dir`), binary content as its summary
+    ([`binary_summary`][acpkit_core.prompt.text.binary_summary]). Parts are separated by a
+    newline; empty text blocks are left out. Nothing is dropped, unlike
+    [`prompt_text`][acpkit_core.prompt.text.prompt_text], which is a one-line summary.
+
+    ```python
+    from acpkit_core import parse_prompt
+    from acpkit_core.prompt import model_text
+
+    prompt = parse_prompt([
+        {"type": "text", "text": "Summarise"},
+        {"type": "resource", "resource": {"uri": "file:///p/notes.md", "text": "milk"}},
+    ])
+    assert model_text(prompt) == (
+        'Summarise\n[@notes.md](file:///p/notes.md)\n<context ref="file:///p/notes.md">\nmilk\n</context>'
+    )
+    ```
+    """
+    pieces: list[str] = []
+    for part in prompt:
+        if isinstance(part, Text):
+            if part.text:
+                pieces.append(part.text)
+        elif isinstance(part, ContextRef):
+            pieces.append(context_wrapper(part))
+        elif isinstance(part, Link):
+            pieces.append(resource_description(part, root_dir=root_dir))
+        elif part.kind == "binary":
+            pieces.append(binary_summary(part))
+        else:
+            assert_never(part)
+    return "\n".join(pieces)

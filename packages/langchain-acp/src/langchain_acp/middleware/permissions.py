@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 
 from .._context import Binding, EditHook
+from .._history import NOT_RUN_TEXT
 from ._base import current_acp
 
 __all__ = ["AcpPermissionMiddleware", "EditHook"]
@@ -112,7 +113,7 @@ class AcpPermissionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     rest = [c for c in last.tool_calls[n:] if c["id"]]
                     for other in rest:
                         await binding.tools.fail(other["id"] or "", "Cancelled", name=other["name"])
-                    done = [*answers, *(_message(c, "Cancelled by the user.") for c in rest)]
+                    done = [*answers, *(_message(c, NOT_RUN_TEXT) for c in rest)]
                     return {"messages": done, "jump_to": "end"}
                 if not decision.allowed:
                     reason = f"The user rejected the call to `{call['name']}`; do not retry it unless asked."
