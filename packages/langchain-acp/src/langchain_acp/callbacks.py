@@ -160,7 +160,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
     def handlers(self) -> list[BaseCallbackHandler]:
         """The permission gate, this handler, and its twin for tools LangChain runs synchronously in worker threads.
 
-        The gate ([`AcpToolGate`][langchain_acp._gate.AcpToolGate]) refuses, before the tool body
+        The gate (`AcpToolGate`, in `langchain_acp._gate`) refuses, before the tool body
         runs, a call the session's policy or mode does not allow or the user rejected.
 
         A sync `@tool` runs `invoke` in a thread, where LangChain would run each of this handler's
