@@ -42,7 +42,8 @@ async def test_extension_methods_and_notifications_over_stdio() -> None:
         assert bad.value.code == -32602
         assert bad.value.data == {
             "method": "_acme/greet",
-            "details": "name: Field required; times: Input should be a valid integer, unable to parse string as an integer",
+            "details": "name: Field required; "
+            "times: Input should be a valid integer, unable to parse string as an integer",
         }
         sid = await c.new_session()  # the agent still serves the protocol
         assert (await c.prompt("say still here", session_id=sid)).text == "still here"
