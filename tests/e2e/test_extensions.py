@@ -72,3 +72,31 @@ def test_registration_mistakes_are_user_errors() -> None:
 
     with pytest.raises(UserError, match="registered twice"):
         extensions.method("acme/x")(first)
+
+
+async def test_both_adapters_pass_extensions_through() -> None:
+    from langchain.agents import create_agent
+    from langchain_acp import create_acp_agent as serve_graph
+    from pydantic_acp import create_acp_agent as serve_agent
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "langchain"))
+    from fake_model import FakeChatModel  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
+
+    extensions = Extensions()
+
+    @extensions.method("acme/version")
+    async def version(params: dict[str, object]) -> dict[str, object]:
+        return {"version": 2}
+
+    served = [
+        serve_agent(Agent(TestModel()), store="memory", extensions=extensions),
+        serve_graph(create_agent(FakeChatModel()), store="memory", extensions=extensions),
+    ]
+    for acp_agent in served:
+        async with AcpTestClient.connect(acp_agent) as c:
+            init = await c.initialize()
+            assert init.agent_capabilities is not None and init.agent_capabilities.field_meta is not None
+            assert c.conn is not None
+            assert await c.conn.ext_method("acme/version", {}) == {"version": 2}

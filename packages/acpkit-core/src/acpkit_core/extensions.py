@@ -84,24 +84,20 @@ class Extensions:
 
     def method(self, name: str) -> Callable[[_H], _H]:
         """Register the handler of the extension method `_<name>`."""
-        _check_name(name)
-
-        def register(handler: _H) -> _H:
-            if name in self._methods:
-                raise UserError(f"extension method {name!r} is registered twice")
-            self._methods[name] = _Route(handler, _params_model(handler, name))
-            return handler
-
-        return register
+        return self._registrar(self._methods, "method", name)
 
     def notification(self, name: str) -> Callable[[_H], _H]:
         """Register the handler of the extension notification `_<name>`."""
+        return self._registrar(self._notifications, "notification", name)
+
+    @staticmethod
+    def _registrar(table: dict[str, _Route], what: str, name: str) -> Callable[[_H], _H]:
         _check_name(name)
 
         def register(handler: _H) -> _H:
-            if name in self._notifications:
-                raise UserError(f"extension notification {name!r} is registered twice")
-            self._notifications[name] = _Route(handler, _params_model(handler, name))
+            if name in table:
+                raise UserError(f"extension {what} {name!r} is registered twice")
+            table[name] = _Route(handler, _params_model(handler, name))
             return handler
 
         return register

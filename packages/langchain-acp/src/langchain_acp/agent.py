@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         context_window: int | None
         transcript_flush_ms: float
         max_stored_attachment: int | None
+        extensions: Any
 
 
 __all__ = ["create_acp_agent", "create_runner", "run_acp"]
