@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+from acpkit_core.errors import UserError
 from acpkit_core.testing import AcpTestClient
 from acpkit_core.thinking import thinking_option
 from fake_model import FakeChatModel, Reply
@@ -51,3 +53,8 @@ async def test_the_chosen_level_reaches_the_chat_model_call() -> None:
         assert switched.text == "Thinking: off"
         await c.prompt("three", session_id=sid)
     assert [call.get("reasoning_effort", "unset") for call in model.calls] == ["unset", "high", "none"]
+
+
+def test_offering_thinking_without_the_middleware_is_refused() -> None:
+    with pytest.raises(UserError, match="no AcpThinkingMiddleware"):
+        agent_for([], config_options=[thinking_option()])

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         SessionNotFoundError,
         UserError,
     )
+    from .extensions import Extensions
     from .host import ClientHost, CommandResult
     from .ir import Binary, ContextRef, Link, Part, Prompt, Text
     from .local_host import LocalClientHost
@@ -84,6 +85,7 @@ __all__ = [
     "ConfigOption",
     "ContextRef",
     "Emitter",
+    "Extensions",
     "HistoryLog",
     "HostError",
     "HostUnavailableError",
@@ -171,6 +173,7 @@ _HOMES: dict[str, str] = {
         ],
         "errors",
     ),
+    **dict.fromkeys(["Extensions"], "extensions"),
     **dict.fromkeys(["ClientHost", "CommandResult"], "host"),
     **dict.fromkeys(["LocalClientHost"], "local_host"),
     **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),

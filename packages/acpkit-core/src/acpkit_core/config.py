@@ -15,6 +15,7 @@ from acp.schema import ToolKind
 from .runner import CommandHandler
 
 if TYPE_CHECKING:
+    from .extensions import Extensions
     from .permissions import PermissionPolicy
     from .store import SessionStore
 
@@ -204,3 +205,5 @@ class AgentOptions:
     """Largest prompt attachment (characters of its wire JSON: base64 for images and audio) kept in
     the stored transcript; a larger one is replaced there by a note saying what it was. `None`:
     keep everything."""
+    extensions: Extensions | None = None
+    """Extension methods and notifications (`_`-prefixed) the agent serves; `None`: none (-32601)."""

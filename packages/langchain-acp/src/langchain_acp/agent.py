@@ -12,6 +12,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
 
 from ._checkpoint import CHECKPOINT_FILE, EmbeddedCheckpointer
+from .middleware.thinking import check_thinking_middleware
 from .runner import EditHook, Graph, GraphFactory, LangGraphRunner
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         context_window: int | None
         transcript_flush_ms: float
         max_stored_attachment: int | None
+        extensions: Any
 
 
 __all__ = ["create_acp_agent", "create_runner", "run_acp"]
@@ -109,6 +111,8 @@ def create_acp_agent(
 
     if graph is None and graph_factory is None:
         raise UserError("create_acp_agent: pass a compiled graph or `graph_factory=`")
+    if graph is not None:
+        check_thinking_middleware(list(graph.nodes), options.get("config_options", ()))
     runner, agent_options = create_runner(
         graph,
         graph_factory=graph_factory,

@@ -16,6 +16,7 @@ from pydantic_ai.usage import UsageLimits
 from .runner import AgentFactory, AnyAgent, DepsFactory, PydanticRunner
 
 if TYPE_CHECKING:
+    from acpkit_core.extensions import Extensions
     from acpkit_core.permissions import PermissionPolicy
     from acpkit_core.store import SessionStore
 
@@ -76,6 +77,7 @@ def create_acp_agent(
     context_window: int | None = None,
     transcript_flush_ms: float = 100.0,
     max_stored_attachment: int | None = 1_000_000,
+    extensions: Extensions | None = None,
 ) -> AcpAgent:
     """The ACP agent serving a `pydantic_ai.Agent` (for `acp.run_agent`, tests, custom transports).
 
@@ -108,6 +110,7 @@ def create_acp_agent(
             profile does not give one.
         transcript_flush_ms: How often a running turn's updates are written to the store.
         max_stored_attachment: Largest prompt attachment kept in the stored transcript (`None`: all).
+        extensions: Extension methods and notifications the agent serves (`acpkit_core.extensions`).
     """
     model_options, by_id = _models(models)
     runner = PydanticRunner(
@@ -141,6 +144,7 @@ def create_acp_agent(
         context_window=context_window,
         transcript_flush_ms=transcript_flush_ms,
         max_stored_attachment=max_stored_attachment,
+        extensions=extensions,
     )
     return AcpAgent(runner, options)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp import PROTOCOL_VERSION, Client
+from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.schema import (
     AgentCapabilities,
     AvailableCommandsUpdate,
@@ -157,6 +157,7 @@ class AcpAgent:
                     fork=SessionForkCapabilities(),
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
+                field_meta=self.options.extensions.capabilities() if self.options.extensions else None,
             ),
             auth_methods=[],
         )
@@ -289,3 +290,17 @@ class AcpAgent:
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """`session/cancel`: end the running turn with `cancelled` (a notification; never an error)."""
         self.turns.cancel(session_id)
+
+    # --- extensions ---------------------------------------------------------------------------------
+
+    @boundary
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """An `_`-prefixed request (`method` without the `_`): `AgentOptions.extensions`, else -32601."""
+        if self.options.extensions is None:
+            raise RequestError.method_not_found(f"_{method}")
+        return await self.options.extensions.call(method, params)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """An `_`-prefixed notification: `AgentOptions.extensions`, else dropped (a notification has no answer)."""
+        if self.options.extensions is not None:
+            await self.options.extensions.notify(method, params)

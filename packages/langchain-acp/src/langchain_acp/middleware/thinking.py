@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from acpkit_core.thinking import ThinkingLevel, thinking_level
+from acpkit_core.config import ConfigOption
+from acpkit_core.errors import UserError
+from acpkit_core.thinking import THINKING_OPTION, ThinkingLevel, thinking_level
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import ModelRequest, ModelResponse
+from langgraph.runtime import Runtime
 
 from ._base import current_acp
 
-__all__ = ["AcpThinkingMiddleware"]
+__all__ = ["THINKING_MIDDLEWARE_NAME", "AcpThinkingMiddleware", "check_thinking_middleware"]
+
+THINKING_MIDDLEWARE_NAME = "AcpThinkingMiddleware"
+"""The middleware's name in the graph (its `before_agent` node shows it is there)."""
 
 
 class AcpThinkingMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -30,6 +36,15 @@ class AcpThinkingMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The model keyword the level is sent as."""
         self.values: dict[ThinkingLevel, Any] = dict(values or {})
         """Per-level replacement of the value sent (for example `{"off": "none"}`)."""
+
+    @property
+    def name(self) -> str:
+        """Always `AcpThinkingMiddleware` (subclasses too: `create_acp_agent` looks for this name)."""
+        return THINKING_MIDDLEWARE_NAME
+
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Nothing to change (this hook gives the middleware a node `create_acp_agent` can find)."""
+        return None
 
     def _override(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         binding = current_acp()
@@ -52,3 +67,14 @@ class AcpThinkingMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any]:
         """Add the level to the model call's settings."""
         return await handler(self._override(request))
+
+
+def check_thinking_middleware(nodes: Sequence[str], config_options: Sequence[ConfigOption]) -> None:
+    """Refuse a graph offered the `thinking` option without `AcpThinkingMiddleware` (the choice would do nothing)."""
+    if not any(o.id == THINKING_OPTION for o in config_options):
+        return
+    if not any(n.startswith(THINKING_MIDDLEWARE_NAME + ".") for n in nodes):
+        raise UserError(
+            "config_options offers `thinking`, but the graph has no AcpThinkingMiddleware to pass the level to the "
+            "model: build it with create_agent(..., middleware=[AcpThinkingMiddleware()]) or drop thinking_option()"
+        )
