@@ -34,6 +34,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 from acpkit_core.ir import Prompt, Text  # noqa: E402
 from acpkit_core.runner import ClientInfo, Session  # noqa: E402
 from acpkit_core.testing import AcpTestClient  # noqa: E402
+from acpkit_core.tool_calls import ToolCalls  # noqa: E402
 from pydantic_acp import PydanticRunner, create_acp_agent  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -99,6 +100,12 @@ class _NullEmitter:
     async def tool_call_update(self, *args: object, **kwargs: object) -> None:
         pass
 
+    async def send_tool_call(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    async def send_tool_call_update(self, *args: object, **kwargs: object) -> None:
+        pass
+
     async def plan(self, items: object) -> None:
         pass
 
@@ -117,6 +124,7 @@ class _NullTurn:
         self.model_id = None
         self.cancelled = False
         self.plan_only = False
+        self.tool_calls = ToolCalls(self.emit, self)  # pyright: ignore[reportArgumentType]
 
     async def wait_cancelled(self) -> None:
         await asyncio.Event().wait()
