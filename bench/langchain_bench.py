@@ -71,14 +71,14 @@ class _NullEmitter:
 async def mapped_stream(tokens: int, runs: int) -> float:
     """The runner's streaming path (checkpointer, two modes, subgraphs, the mapper) into a null emitter."""
     from langchain_acp._stream import StreamMapper
-    from langchain_acp._tools import ToolCallTracker
+    from acpkit_core.tool_calls import ToolCalls
     from langgraph.checkpoint.memory import InMemorySaver
 
     graph = token_graph(tokens).copy(update={"checkpointer": InMemorySaver()})
     emit = _NullEmitter()
     best = float("inf")
     for i in range(runs):
-        mapper = StreamMapper(emit, ToolCallTracker(emit, None))  # type: ignore[arg-type]
+        mapper = StreamMapper(emit, ToolCalls(emit))  # type: ignore[arg-type]
         start = time.perf_counter()
         async for ns, mode, data in graph.astream(
             {"messages": [HumanMessage(content="go")]},
