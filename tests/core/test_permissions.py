@@ -277,6 +277,6 @@ def test_effective_decision_without_policy() -> None:
 def test_doc_examples_run() -> None:
     page = Path(__file__).parents[2] / "docs" / "core" / "permissions.md"
     blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
-    assert len(blocks) == 5
+    assert len(blocks) == 6
     for i, block in enumerate(blocks):
         exec(compile(block, f"{page}[{i}]", "exec"), {"__name__": "docs"})
