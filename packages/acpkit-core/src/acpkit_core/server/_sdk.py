@@ -7,9 +7,11 @@ The server leans on three things the `agent-client-protocol` SDK does not export
   dumping a notification model for each. Without it: the typed `Client.session_update`.
 - that connection's `_handler`, a `MessageRouter`: the SDK does not route `session/delete`, so the
   server adds the route. Without it: `session/delete` answers -32601 and is not advertised.
-- `acp._transport.NdjsonTransport`: the SDK's NDJSON framing over a reader and a sender, so the
-  server can write each message at once through its own
-  [`DirectSender`][acpkit_core.server.transport.DirectSender]. Without it: the SDK's own sender.
+- `acp._transport`: where it exists, the SDK's connection takes a message transport object, so
+  the server reads and writes the bytes itself
+  ([`WireTransport`][acpkit_core.server.transport.WireTransport]: malformed lines answered per
+  JSON-RPC, the message size limit, each message written at once). Without it: the SDK's own
+  reader and sender.
 
 The SDK is pinned to a minor range; `tests/core/test_sdk_seams.py` proves each seam is taken on
 the pinned version and that the server still serves everything it advertises without them.
@@ -28,9 +30,9 @@ from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 
-from .transport import DirectSender
+from .transport import DirectSender, WireTransport
 
-__all__ = ["Notify", "ndjson_transport", "raw_notifier", "route_session_delete"]
+__all__ = ["Notify", "raw_notifier", "route_session_delete", "wire_transport"]
 
 Notify = Callable[[str, Any], Awaitable[None]]
 """Sends one JSON-RPC notification: the method and its params, already in wire form."""
@@ -58,14 +60,16 @@ def route_session_delete(conn: object, handler: object) -> bool:
     return True
 
 
-def ndjson_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any | None:
-    """The SDK's NDJSON transport reading `reader` and sending through a `DirectSender` on `writer`.
+def wire_transport(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, max_message_bytes: int
+) -> WireTransport | None:
+    """Our transport over `reader` and `writer`, for an SDK connection that takes transport objects.
 
-    `None` when the installed SDK has no such transport: the caller then serves the streams the
-    SDK's own way.
+    `None` when the installed SDK has no transport seam (`acp._transport`): the caller then serves
+    the streams the SDK's own way.
     """
     try:
-        ndjson: Any = importlib.import_module("acp._transport").NdjsonTransport
+        importlib.import_module("acp._transport").Transport  # noqa: B018 - probing the SDK
     except (ImportError, AttributeError):
         return None
-    return ndjson(reader, DirectSender(writer))
+    return WireTransport(reader, DirectSender(writer), max_message_bytes=max_message_bytes)
