@@ -1,5 +1,8 @@
 """Any line a client sends gets the JSON-RPC answer it calls for, and the agent process serves on."""
 
+# pyright: basic
+# (these tests handle arbitrary JSON from the wire: Any, narrowed by isinstance)
+
 from __future__ import annotations
 
 import asyncio
@@ -99,20 +102,20 @@ async def test_error_messages_say_what_is_wrong() -> None:
 
 async def test_a_batch_is_answered_with_one_error_per_request_and_malformed_member() -> None:
     async with await WireAgent.scripted() as agent:
-        batch = [
+        batch: list[Any] = [
             {"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {}},
             {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x"}},
             42,
             {"jsonrpc": "2.0", "id": "two", "method": "initialize", "params": {"protocolVersion": 1}},
         ]
-        await agent.send(batch)  # type: ignore[arg-type]
+        await agent.send(batch)
         reply = await agent.read()
         assert reply == [
             {"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": BATCH_NOTE}},
             {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": BATCH_NOTE}},
             {"jsonrpc": "2.0", "id": "two", "error": {"code": -32600, "message": BATCH_NOTE}},
         ]
-        await agent.send([{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x"}}])  # type: ignore[arg-type]
+        await agent.send([{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x"}}])
         assert await agent.alive() == []  # a batch of notifications is answered with nothing
 
 

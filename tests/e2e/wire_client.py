@@ -1,5 +1,8 @@
 """A raw line-level client for agent processes: send any bytes, read every reply."""
 
+# pyright: basic
+# (these tests handle arbitrary JSON from the wire: Any, narrowed by isinstance)
+
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +15,8 @@ from typing import Any
 SCRIPTED_AGENT = str(Path(__file__).parent / "agents" / "scripted_agent.py")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
-Reply = dict[str, Any] | list[Any]
+Reply = Any
+"""One JSON value the agent wrote (a message, or a batch's array of answers)."""
 
 
 class WireAgent:
@@ -45,7 +49,7 @@ class WireAgent:
         self.process.stdin.write(data if data.endswith(b"\n") else data + b"\n")
         await self.process.stdin.drain()
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: Any) -> None:
         await self.send_line(json.dumps(message))
 
     async def read(self, timeout: float = 30) -> Reply:
@@ -57,7 +61,7 @@ class WireAgent:
         self.received.append(value)
         return value
 
-    async def until(self, request_id: int | str, timeout: float = 30) -> tuple[dict[str, Any], list[Reply]]:
+    async def until(self, request_id: int | str, timeout: float = 30) -> tuple[Any, list[Reply]]:
         """Read up to the response to `request_id`; returns it and everything read before it."""
         before: list[Reply] = []
         while True:
@@ -66,7 +70,7 @@ class WireAgent:
                 return reply, before
             before.append(reply)
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         self._next_id += 1
         await self.send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params or {}})
         reply, _ = await self.until(self._next_id)
@@ -101,7 +105,8 @@ def errors(replies: list[Reply]) -> list[tuple[Any, int]]:
     """`(id, code)` of each error response among `replies` (notifications left out)."""
     out: list[tuple[Any, int]] = []
     for reply in replies:
-        for item in reply if isinstance(reply, list) else [reply]:
+        items: list[Any] = reply if isinstance(reply, list) else [reply]
+        for item in items:
             if isinstance(item, dict) and "error" in item:
                 out.append((item.get("id"), item["error"]["code"]))
     return out

@@ -247,7 +247,7 @@ def _envelope(prefix: bytes) -> dict[str, Any]:
     return found
 
 
-def oversized(prefix: bytes, reason: str, data: dict[str, Any]) -> Inbound:
+def oversized(prefix: bytes, reason: str, data: dict[str, Any] | None) -> Inbound:
     """What to do with a line refused for its size, from its first bytes (`prefix`).
 
     A request (or anything unrecognisable) is answered -32600 with its id (or `null`); the client's

@@ -165,7 +165,7 @@ class WireTransport:
                 return None
             if line is None:
                 return None
-            if isinstance(line, bytes) and not line.strip():
+            if isinstance(line, bytes) and not line.strip(b" \t\r"):  # a blank line (JSON's whitespace)
                 continue
             inbound = self._classify(line)
             if inbound.note:
