@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pty
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -121,3 +123,22 @@ def agent_text(replies: list[Reply]) -> str:
         and r.get("method") == "session/update"
         and r["params"]["update"].get("sessionUpdate") == "agent_message_chunk"
     )
+
+
+def run_in_terminal(*argv: str) -> tuple[int, str]:
+    """Run a command with a pseudo-terminal as stdin, stdout and stderr; its exit code and what it showed."""
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(list(argv), stdin=terminal, stdout=terminal, stderr=terminal)
+        code = process.wait(timeout=60)
+    finally:
+        os.close(terminal)
+    shown = b""
+    try:
+        while chunk := os.read(controller, 4096):
+            shown += chunk
+    except OSError:  # the other side is closed: all read
+        pass
+    finally:
+        os.close(controller)
+    return code, shown.decode().replace("\r\n", "\n")
