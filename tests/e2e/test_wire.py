@@ -260,19 +260,19 @@ async def test_an_oversized_response_from_the_client_fails_the_agents_request_no
         await agent.alive()
 
 
-@pytest.mark.parametrize(
-    ("flag", "expected"),
-    [("--max-message-bytes", "a JSON-RPC message"), ("--max-prompt-bytes", None)],
-)
-async def test_acpkit_run_takes_the_limits_as_flags(flag: str, expected: str | None) -> None:
-    command = (sys.executable, "-m", "acpkit_core.cli", "run", str(EXAMPLES / "echo_runner.py"), flag, "2KiB")
-    async with await WireAgent.start(*command) as agent:
+async def test_acpkit_run_takes_the_limits_as_flags(tmp_path: Path) -> None:
+    command = (sys.executable, "-m", "acpkit_core.cli", "run", str(EXAMPLES / "echo_runner.py"), "--store", "memory")
+    async with await WireAgent.start(*command, "--max-message-bytes", "8KiB", "--max-prompt-bytes", "2KiB") as agent:
         await agent.request("initialize", {"protocolVersion": 1})
-        if expected is not None:
-            await agent.send_line(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "x", "params": {"p": "y" * 4000}}))
-            reply, _ = await agent.until(5)
-            assert reply["error"]["message"].startswith(f"{expected} of ")
-            assert "over the 2 KiB limit" in reply["error"]["message"]
+        sid = (await agent.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"]["sessionId"]
+        await agent.send_line(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "x", "params": {"p": "y" * 9000}}))
+        too_long, _ = await agent.until(5)
+        blocks = [{"type": "text", "text": "z" * 3000}]
+        too_big = await agent.request("session/prompt", {"sessionId": sid, "prompt": blocks})
+    assert too_long["error"]["code"] == -32600
+    assert too_long["error"]["message"].startswith("a JSON-RPC message of 8.9 KiB is over the 8 KiB limit; ")
+    assert too_big["error"]["code"] == -32602
+    assert too_big["error"]["message"].startswith("prompt: 2.9 KiB is over the 2 KiB limit; ")
 
 
 async def test_acpkit_run_refuses_a_bad_limit_flag() -> None:
@@ -293,3 +293,84 @@ async def test_acpkit_run_refuses_a_bad_limit_flag() -> None:
     assert err.decode().strip() == (
         "acpkit run: --max-message-bytes: not a size in bytes: 'lots' (write for example 1048576, 512KiB or 64MiB)"
     )
+
+
+REFERENCES = Path(__file__).resolve().parents[2] / "references" / "prompts"
+
+
+async def test_every_bad_prompt_in_the_references_gets_our_precise_error_over_stdio(tmp_path: Path) -> None:
+    """Our parser sees the blocks as sent (not the SDK's models): the documented -32602 for each case."""
+    cases = sorted(REFERENCES.glob("error-*.json"))
+    assert len(cases) >= 7
+    agent, sid = await start_and_open(tmp_path)
+    async with agent:
+        for path in cases:
+            case = json.loads(path.read_text())
+            reply = await agent.request("session/prompt", {"sessionId": sid, "prompt": case["prompt"]})
+            assert reply["error"]["code"] == -32602, path.name
+            assert reply["error"]["message"] == case["error"], path.name
+        missing = await agent.request("session/prompt", {"sessionId": sid})
+        assert missing["error"]["message"] == "prompt: expected a list of content blocks, got null"
+        unknown = await agent.request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "a"}, {"type": "video"}]}
+        )
+        assert unknown["error"]["message"].startswith("prompt[1] (video): ")
+        no_uri = await agent.request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "resource", "resource": {"text": "x"}}]}
+        )
+        assert no_uri["error"]["message"] == "prompt[0] (resource): resource.uri: missing required field"
+        ok = await agent.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "say ok"}]})
+        assert ok["result"]["stopReason"] == "end_turn"
+        listed = await agent.request("session/list", {})
+        code, stderr = await agent.close()
+    assert listed["result"]["sessions"][0]["title"] == "say ok"  # refused prompts were never a turn
+    assert code == 0 and "Traceback" not in stderr
+
+
+async def test_a_prompt_over_the_prompt_limit_is_refused_before_the_turn(tmp_path: Path) -> None:
+    agent, sid = await start_and_open(tmp_path, env={"ACPKIT_MAX_PROMPT_BYTES": "1KiB"})
+    async with agent:
+        blocks = [{"type": "text", "text": "say hi "}, {"type": "text", "text": "é" * 600}]
+        reply = await agent.request("session/prompt", {"sessionId": sid, "prompt": blocks})
+        assert reply["error"]["code"] == -32602
+        assert reply["error"]["message"] == (
+            "prompt: 1.2 KiB is over the 1 KiB limit; the agent's developer can raise it with "
+            "AgentOptions(max_prompt_bytes=...), the ACPKIT_MAX_PROMPT_BYTES environment variable "
+            "or `acpkit run --max-prompt-bytes`"
+        )
+        ok = await agent.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "say hi"}]})
+        assert ok["result"]["stopReason"] == "end_turn"
+        load = {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []}
+        await agent.send({"jsonrpc": "2.0", "id": "l", "method": "session/load", "params": load})
+        loaded, replayed = await agent.until("l")
+        assert "result" in loaded, loaded
+    user = [
+        u["params"]["update"]["content"]["text"]
+        for u in replayed
+        if u.get("method") == "session/update" and u["params"]["update"]["sessionUpdate"] == "user_message_chunk"
+    ]
+    assert user == ["say hi"]  # the refused prompt was neither run nor stored
+
+
+async def test_control_characters_never_reach_a_session_title(tmp_path: Path) -> None:
+    agent, sid = await start_and_open(tmp_path)
+    async with agent:
+        hostile = "\x1b[2J\x1b]0;pwned\x07hello\x00 \u202eworld\x9b31m\x07"
+        await agent.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "t",
+                "method": "session/prompt",
+                "params": {"sessionId": sid, "prompt": [{"type": "text", "text": hostile}]},
+            }
+        )
+        reply, updates = await agent.until("t")
+        listed = await agent.request("session/list", {})
+    assert "result" in reply
+    titles = [
+        u["params"]["update"]["title"]
+        for u in updates
+        if u.get("method") == "session/update" and u["params"]["update"]["sessionUpdate"] == "session_info_update"
+    ]
+    assert titles == ["hello world"]
+    assert listed["result"]["sessions"][0]["title"] == "hello world"

@@ -79,13 +79,17 @@ class Limit:
         except ValueError as exc:
             raise UserError(f"{self.env}: {exc}") from None
 
+    def over(self, limit: int) -> str:
+        """`is over the 32 MiB limit; ... can raise it with ...`: the end of a refusal."""
+        return (
+            f"is over the {format_size(limit)} limit; the agent's developer can raise it with "
+            f"AgentOptions({self.option}=...), the {self.env} environment variable or `acpkit run {self.flag}`"
+        )
+
     def refusal(self, size: int | None, limit: int) -> str:
         """The one-line refusal: what was too large, the limit, and how to raise it."""
         measured = f" of {format_size(size)}" if size is not None else ""
-        return (
-            f"{self.what}{measured} is over the {format_size(limit)} limit; the agent's developer can raise it "
-            f"with AgentOptions({self.option}=...), the {self.env} environment variable or `acpkit run {self.flag}`"
-        )
+        return f"{self.what}{measured} {self.over(limit)}"
 
 
 MAX_MESSAGE_BYTES: Final = Limit(

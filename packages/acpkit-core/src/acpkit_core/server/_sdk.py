@@ -29,10 +29,11 @@ from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
+from pydantic import BaseModel, ConfigDict, Field
 
 from .transport import DirectSender, WireTransport
 
-__all__ = ["Notify", "raw_notifier", "route_session_delete", "wire_transport"]
+__all__ = ["Notify", "WirePromptRequest", "raw_notifier", "route_session_delete", "route_wire_prompt", "wire_transport"]
 
 Notify = Callable[[str, Any], Awaitable[None]]
 """Sends one JSON-RPC notification: the method and its params, already in wire form."""
@@ -49,14 +50,42 @@ def raw_notifier(conn: object) -> Notify | None:
     return raw.send_notification if raw is not None else None
 
 
+def _router(conn: object) -> MessageRouter | None:
+    router: object = getattr(_connection(conn), "_handler", None)
+    return router if isinstance(router, MessageRouter) else None
+
+
 def route_session_delete(conn: object, handler: object) -> bool:
     """Route `session/delete` to `handler.delete_session`; `False` when the router cannot be reached."""
-    raw = _connection(conn)
-    router: object = getattr(raw, "_handler", None)
-    if not isinstance(router, MessageRouter):
+    router = _router(conn)
+    if router is None:
         return False
     method = AGENT_METHODS["session_delete"]
     router.route_request(method, DeleteSessionRequest, handler, "delete_session", adapt_result=normalize_result)
+    return True
+
+
+class WirePromptRequest(BaseModel):
+    """`session/prompt` params with the prompt left as the client sent it, for ACP Kit's own parser."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    session_id: str = Field(alias="sessionId")
+    prompt: Any = None
+    field_meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+def route_wire_prompt(conn: object, handler: object) -> bool:
+    """Route `session/prompt` to `handler.prompt` with the wire JSON blocks, not the SDK's models.
+
+    ACP Kit's parser then reports a bad block precisely (`prompt[1] (video): unknown block type`)
+    and refuses what the SDK's models would let through (a resource with both `text` and `blob`).
+    `False` when the router cannot be reached: the SDK validates the blocks first, as before.
+    """
+    router = _router(conn)
+    if router is None:
+        return False
+    router.route_request(AGENT_METHODS["session_prompt"], WirePromptRequest, handler, "prompt")
     return True
 
 
