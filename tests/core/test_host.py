@@ -501,7 +501,7 @@ async def test_turn_host_when_the_client_offers_nothing() -> None:
         sid = await c.new_session()
         with pytest.raises(RequestError, match=r"^The agent failed: HostUnavailableError: .* fs\.readTextFile$"):
             await c.prompt(f"read {c.root}/a.txt", session_id=sid)
-        with pytest.raises(RequestError, match="^The agent failed: HostUnavailableError: .* advertise terminal$"):
+        with pytest.raises(RequestError, match=r"^The agent failed: HostUnavailableError: .* advertise terminal$"):
             await c.prompt("run true", session_id=sid)
         assert c.requests == []
 
