@@ -160,21 +160,26 @@ async def test_the_issue_reproduction_over_acpkit_run_keeps_serving() -> None:
     assert code == 0 and "Traceback" not in stderr
 
 
+async def start_a_read(agent: WireAgent, path: Path) -> dict[str, Any]:
+    """Start a turn (request id `turn`) that reads `path` through the client; the agent's fs request."""
+    caps = {"fs": {"readTextFile": True, "writeTextFile": False}}
+    await agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps})
+    sid = (await agent.request("session/new", {"cwd": str(path.parent), "mcpServers": []}))["result"]["sessionId"]
+    prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": f"read {path}"}]}
+    await agent.send({"jsonrpc": "2.0", "id": "turn", "method": "session/prompt", "params": prompt})
+    while True:
+        message = await agent.read()
+        if isinstance(message, dict) and message.get("method") == "fs/read_text_file":
+            return message
+
+
 async def test_a_response_to_a_request_the_agent_never_sent_is_ignored_and_a_good_one_still_works(
     tmp_path: Path,
 ) -> None:
     """The agent's own requests (fs/read_text_file) still get their answers through our transport."""
     (tmp_path / "notes.txt").write_text("hello from the client")
     async with await WireAgent.scripted() as agent:
-        caps = {"fs": {"readTextFile": True, "writeTextFile": False}}
-        await agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps})
-        sid = (await agent.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"]["sessionId"]
-        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": f"read {tmp_path / 'notes.txt'}"}]}
-        await agent.send({"jsonrpc": "2.0", "id": "turn", "method": "session/prompt", "params": prompt})
-        while True:
-            message = await agent.read()
-            if isinstance(message, dict) and message.get("method") == "fs/read_text_file":
-                break
+        message = await start_a_read(agent, tmp_path / "notes.txt")
         await agent.send({"jsonrpc": "2.0", "id": 12345, "result": {"content": "not asked for"}})
         await agent.send({"jsonrpc": "2.0", "id": message["id"], "result": {"content": "hello from the client"}})
         reply, before = await agent.until("turn")
@@ -244,15 +249,7 @@ async def test_the_message_limit_counts_bytes_and_takes_a_line_of_exactly_the_li
 async def test_an_oversized_response_from_the_client_fails_the_agents_request_not_the_agent(tmp_path: Path) -> None:
     """The client answers fs/read_text_file with more than the limit: that read fails, the agent serves on."""
     async with await WireAgent.scripted(env={"ACPKIT_MAX_MESSAGE_BYTES": "64KiB"}) as agent:
-        caps = {"fs": {"readTextFile": True, "writeTextFile": False}}
-        await agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps})
-        sid = (await agent.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"]["sessionId"]
-        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": f"read {tmp_path / 'big.log'}"}]}
-        await agent.send({"jsonrpc": "2.0", "id": "turn", "method": "session/prompt", "params": prompt})
-        while True:
-            message = await agent.read()
-            if isinstance(message, dict) and message.get("method") == "fs/read_text_file":
-                break
+        message = await start_a_read(agent, tmp_path / "big.log")
         await agent.send({"jsonrpc": "2.0", "id": message["id"], "result": {"content": "x" * (1 << 20)}})
         reply, before = await agent.until("turn")
         shown = json.dumps(reply) + json.dumps(before)
