@@ -484,10 +484,12 @@ async def test_turn_host_through_the_server() -> None:
         assert sent == ["fs/read_text_file", "fs/write_text_file", "terminal/create", "terminal/release"]
         assert c.requests[1][1]["path"] == f"{c.root}/b.txt"  # normalised before it is sent
 
-        r = await c.prompt(f"read {c.root.parent}/elsewhere.txt", session_id=sid)
-        assert r.text == (
+        with pytest.raises(RequestError) as refused:
+            await c.prompt(f"read {c.root.parent}/elsewhere.txt", session_id=sid)
+        assert refused.value.code == -32603
+        assert str(refused.value) == (
             f"The agent failed: PathPolicyError: {c.root.parent}/elsewhere.txt is outside the session's "
-            f"directories: {c.root}."
+            f"directories: {c.root}"
         )
         assert len(c.requests) == len(sent)  # refused before anything reached the client
 
@@ -497,10 +499,10 @@ async def test_turn_host_when_the_client_offers_nothing() -> None:
     async with AcpTestClient.connect(agent, fs=False, terminal=False) as c:
         await c.initialize()
         sid = await c.new_session()
-        r = await c.prompt(f"read {c.root}/a.txt", session_id=sid)
-        assert r.text == "The agent failed: HostUnavailableError: the client did not advertise fs.readTextFile."
-        r = await c.prompt("run true", session_id=sid)
-        assert r.text == "The agent failed: HostUnavailableError: the client did not advertise terminal."
+        with pytest.raises(RequestError, match=r"^The agent failed: HostUnavailableError: .* fs\.readTextFile$"):
+            await c.prompt(f"read {c.root}/a.txt", session_id=sid)
+        with pytest.raises(RequestError, match=r"^The agent failed: HostUnavailableError: .* advertise terminal$"):
+            await c.prompt("run true", session_id=sid)
         assert c.requests == []
 
 

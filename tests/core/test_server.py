@@ -17,6 +17,7 @@ from acp.schema import (
     AvailableCommandsUpdate,
     RequestPermissionRequest,
     SessionInfoUpdate,
+    ToolCallProgress,
     ToolCallStart,
     UsageUpdate,
     UserMessageChunk,
@@ -215,15 +216,27 @@ async def test_runner_exception_is_visible_logged_and_harmless(caplog: pytest.Lo
         await c.initialize()
         sid = await c.new_session()
         await c.prompt("say first", session_id=sid)
-        with caplog.at_level(logging.ERROR, logger="acpkit_core.server"):
-            r = await c.prompt("tool bash open\nfail disk on fire\nsecret", session_id=sid)
+        seen = len(c.updates[sid])
+        with caplog.at_level(logging.ERROR, logger="acpkit_core.server"), pytest.raises(RequestError) as failed:
+            await c.prompt("say partial\ntool bash open\nfail disk on fire\nsecret", session_id=sid)
+        during = c.updates[sid][seen:]
         after = await c.prompt("history", session_id=sid)
-    assert r.stop_reason == "end_turn"
-    assert r.text == "The agent failed: RuntimeError: disk on fire."
-    (call,) = r.tool_calls.values()
-    assert call.status == "failed"
+        _, replayed = await c.load_session(sid)
+    # the answer is a JSON-RPC error with the one-line cause, so an editor can tell failure from success
+    assert failed.value.code == -32603
+    assert str(failed.value) == "The agent failed: RuntimeError: disk on fire"
+    assert failed.value.data == {"sessionId": sid, "cause": "RuntimeError: disk on fire"}
+    # sent before the answer: the partial text, and the tool call closed failed with the cause
+    assert [u.content.text for u in during if isinstance(u, AgentMessageChunk)] == ["partial"]  # type: ignore[union-attr]
+    closing = [u for u in during if isinstance(u, ToolCallProgress)]
+    assert [(u.status, u.raw_output) for u in closing][-1][0] == "failed"
+    assert "RuntimeError: disk on fire" in str(closing[-1].raw_output)
     assert sid in caplog.text and "RuntimeError" in caplog.text
     assert after.text == "say first"  # state from before the failed turn, no traceback in it
+    # recorded: a reload shows the failed turn's prompt, its partial answer and its closed tool call
+    user = [u.content.text for u in replayed if isinstance(u, UserMessageChunk)]  # type: ignore[union-attr]
+    assert user == ["say first", "say partial\ntool bash open\nfail disk on fire\nsecret", "history"]
+    assert [u.status for u in replayed if isinstance(u, ToolCallStart)] == ["failed"]
 
 
 # --- turns: emitter guarantees ----------------------------------------------------------------------
@@ -522,10 +535,11 @@ async def test_additional_directories_widen_the_host_path_policy(tmp_path: Path)
         await c.initialize()
         sid = await c.new_session(additional_directories=[str(extra)])
         ok = await c.prompt(f"read {extra / 'in.txt'}", session_id=sid)
-        refused = await c.prompt(f"read {outside / 'out.txt'}", session_id=sid)
+        with pytest.raises(RequestError) as refused:
+            await c.prompt(f"read {outside / 'out.txt'}", session_id=sid)
     assert ok.text == "inside"
-    assert refused.text.startswith("The agent failed: PathPolicyError")
-    assert "secret" not in refused.text
+    assert str(refused.value).startswith("The agent failed: PathPolicyError")
+    assert "secret" not in str(refused.value)
 
 
 class McpEcho:

@@ -16,7 +16,7 @@ from acp.schema import AgentMessageChunk
 from acpkit_core.config import AgentOptions
 from acpkit_core.runner import StopReason, Turn
 from acpkit_core.server import AcpAgent
-from acpkit_core.server._sdk import ndjson_transport
+from acpkit_core.server._sdk import wire_transport
 from acpkit_core.server.transport import DirectSender, encode_message
 from acpkit_core.testing import AcpTestClient
 
@@ -116,7 +116,7 @@ async def test_without_the_sdks_transport_seam_the_server_falls_back_to_the_sdks
         return real_import(name, package)
 
     monkeypatch.setattr(importlib, "import_module", no_seam)
-    assert ndjson_transport(asyncio.StreamReader(), None) is None  # type: ignore[arg-type]
+    assert wire_transport(asyncio.StreamReader(), None, max_message_bytes=1) is None  # type: ignore[arg-type]
     async with AcpTestClient.connect(AcpAgent(Unicode(), AgentOptions(store="memory"))) as c:
         await c.initialize()
         sid = await c.new_session()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from acpkit_core.cli.target import TargetError, parse_target
 from acpkit_core.testing import AcpTestClient
+from wire_client import run_in_terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -136,3 +137,12 @@ def test_factory_of_a_ready_agent_is_found_and_called(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "serving factory.py:make() (ACP agent sdk_cli_agent.ScriptedAgent)" in result.stderr
     assert '"name":"scripted"' in result.stdout
+
+
+def test_run_in_a_terminal_says_how_to_talk_to_the_agent_and_exits() -> None:
+    code, shown = run_in_terminal(sys.executable, "-m", "acpkit_core.cli", "run", str(SDK_AGENT))
+    assert code == 0
+    last = shown.strip().splitlines()[-1]
+    assert last.startswith("acpkit run: ") and "is an ACP agent: it talks JSON-RPC over stdin/stdout" in last
+    assert last.endswith(f"To chat with it here: acpkit chat {SDK_AGENT} (or add it to your editor's agent servers).")
+    assert "Traceback" not in shown

@@ -161,9 +161,10 @@ async def test_runner_failure_is_logged_to_stderr_with_the_session_id() -> None:
     async with AcpTestClient.spawn(sys.executable, AGENT) as c:
         await c.initialize()
         sid = await c.new_session()
-        r = await c.prompt("fail exploded", session_id=sid)
+        with pytest.raises(RequestError) as failed:
+            await c.prompt("fail exploded", session_id=sid)
         ok = await c.prompt("say still here", session_id=sid)
         await asyncio.sleep(0.1)
         assert f"session {sid}: the runner raised RuntimeError" in c.stderr
-    assert r.text == "The agent failed: RuntimeError: exploded."
+    assert (failed.value.code, str(failed.value)) == (-32603, "The agent failed: RuntimeError: exploded")
     assert ok.text == "still here"

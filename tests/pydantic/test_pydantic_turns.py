@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import RequestError
 from acp.schema import ContentToolCallContent, TextContentBlock, ToolCallProgress, ToolCallStart, UsageUpdate
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call
@@ -134,9 +135,10 @@ async def test_tool_errors_end_the_turn_when_not_reported() -> None:
     async with AcpTestClient.connect(acp_agent) as c:
         await c.initialize()
         sid = await c.new_session()
-        r = await c.prompt("go", session_id=sid)
-        assert r.tool_calls["call-1"].status == "failed"
-        assert "ValueError: kaboom" in r.text
+        with pytest.raises(RequestError, match=r"^The agent failed: .*ValueError: kaboom"):
+            await c.prompt("go", session_id=sid)
+        closed = [u for u in c.updates[sid] if isinstance(u, ToolCallProgress) and u.tool_call_id == "call-1"]
+        assert closed[-1].status == "failed"
         # The failed turn is dropped from the history: the next turn starts clean.
         r2 = await c.prompt("again", session_id=sid)
     assert r2.text == "unreachable"

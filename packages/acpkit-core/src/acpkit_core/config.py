@@ -207,3 +207,12 @@ class AgentOptions:
     keep everything."""
     extensions: Extensions | None = None
     """Extension methods and notifications (`_`-prefixed) the agent serves; `None`: none (-32601)."""
+    max_message_bytes: int | None = None
+    """The largest JSON-RPC message (one line) accepted from the client, in bytes; a longer one is
+    skipped without being kept in memory and answered -32600. `None`: the `ACPKIT_MAX_MESSAGE_BYTES`
+    environment variable, else 32 MiB (see [`MAX_MESSAGE_BYTES`][acpkit_core.limits.MAX_MESSAGE_BYTES])."""
+    max_prompt_bytes: int | None = None
+    """The largest prompt accepted (text, base64 data and embedded resource text of all its blocks
+    together), in bytes; a larger one is answered -32602 before the turn starts. `None`: the
+    `ACPKIT_MAX_PROMPT_BYTES` environment variable, else 16 MiB (see
+    [`MAX_PROMPT_BYTES`][acpkit_core.limits.MAX_PROMPT_BYTES])."""

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
         transcript_flush_ms: float
         max_stored_attachment: int | None
         extensions: Any
+        max_message_bytes: int | None
+        max_prompt_bytes: int | None
 
 
 __all__ = ["create_acp_agent", "create_runner", "run_acp"]

@@ -78,6 +78,8 @@ def create_acp_agent(
     transcript_flush_ms: float = 100.0,
     max_stored_attachment: int | None = 1_000_000,
     extensions: Extensions | None = None,
+    max_message_bytes: int | None = None,
+    max_prompt_bytes: int | None = None,
 ) -> AcpAgent:
     """The ACP agent serving a `pydantic_ai.Agent` (for `acp.run_agent`, tests, custom transports).
 
@@ -111,6 +113,9 @@ def create_acp_agent(
         transcript_flush_ms: How often a running turn's updates are written to the store.
         max_stored_attachment: Largest prompt attachment kept in the stored transcript (`None`: all).
         extensions: Extension methods and notifications the agent serves (`acpkit_core.extensions`).
+        max_message_bytes: The largest JSON-RPC message accepted from the client (default: the
+            `ACPKIT_MAX_MESSAGE_BYTES` environment variable, else 32 MiB).
+        max_prompt_bytes: The largest prompt accepted (default: `ACPKIT_MAX_PROMPT_BYTES`, else 16 MiB).
     """
     model_options, by_id = _models(models)
     runner = PydanticRunner(
@@ -145,6 +150,8 @@ def create_acp_agent(
         transcript_flush_ms=transcript_flush_ms,
         max_stored_attachment=max_stored_attachment,
         extensions=extensions,
+        max_message_bytes=max_message_bytes,
+        max_prompt_bytes=max_prompt_bytes,
     )
     return AcpAgent(runner, options)
 

@@ -146,6 +146,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("target", metavar="TARGET")
     _add_target_options(run)
+    run.add_argument(
+        "--max-message-bytes",
+        metavar="SIZE",
+        help="largest JSON-RPC message accepted, e.g. 64MiB (default: $ACPKIT_MAX_MESSAGE_BYTES, else 32MiB)",
+    )
+    run.add_argument(
+        "--max-prompt-bytes",
+        metavar="SIZE",
+        help="largest prompt accepted, e.g. 32MiB (default: $ACPKIT_MAX_PROMPT_BYTES, else 16MiB)",
+    )
 
     chat = _subparser(
         sub,

@@ -13,10 +13,11 @@ import contextlib
 import importlib
 import logging
 import os
+import shlex
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from .target import Resolved, TargetError, resolve_target
 
@@ -33,50 +34,60 @@ def _configure_logging(level: str) -> None:
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING), format=fmt)
 
 
-def build_agent(resolved: Resolved, *, name: str | None, store: str | None) -> Any:
-    """The ACP agent object serving `resolved` (a ready ACP agent is served as it is)."""
+def build_agent(
+    resolved: Resolved, *, name: str | None, store: str | None, limits: Mapping[str, int] | None = None
+) -> Any:
+    """The ACP agent object serving `resolved` (a ready ACP agent is served as it is).
+
+    `limits` (`max_message_bytes`, `max_prompt_bytes`) apply to a ready ACP Kit agent too.
+    """
+    limits = dict(limits or {})
     if resolved.adapter is None:
+        options: object = getattr(resolved.obj, "options", None)
+        for field, value in limits.items():
+            if hasattr(options, field):
+                setattr(options, field, value)
         return resolved.obj
     from acpkit_core.config import AgentOptions
 
-    options = AgentOptions(store=store)
+    options = AgentOptions(
+        store=store, max_message_bytes=limits.get("max_message_bytes"), max_prompt_bytes=limits.get("max_prompt_bytes")
+    )
     if name:
         options.name = name
     return resolved.adapter.create_agent(resolved.obj, options)
 
 
-class _ProtocolStdout:
-    """Stands in for `sys.stdout` while serving: the SDK takes its `fileno()` (the real stdout, which
-    carries JSON-RPC), while a stray `print()` from agent code is written to stderr instead."""
+def _limits(args: argparse.Namespace) -> dict[str, int]:
+    """The size limits given as flags (raises `ValueError` naming the flag)."""
+    from acpkit_core.limits import MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES, parse_size
 
-    def __init__(self, fd: int, fallback: TextIO) -> None:
-        self._fd = fd
-        self._fallback = fallback
+    limits: dict[str, int] = {}
+    for limit in (MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES):
+        raw: str | None = getattr(args, limit.option, None)
+        if raw is not None:
+            try:
+                limits[limit.option] = parse_size(raw)
+            except ValueError as exc:
+                raise ValueError(f"{limit.flag}: {exc}") from None
+    return limits
 
-    def fileno(self) -> int:
-        return self._fd
 
-    def write(self, text: str) -> int:
-        return self._fallback.write(text)
+def _protect_stdout() -> None:
+    with contextlib.suppress(ImportError):
+        importlib.import_module("acpkit_core.server.process_io").protect_stdout()
 
-    def flush(self) -> None:
-        self._fallback.flush()
 
-    def isatty(self) -> bool:
+def _stdin_is_terminal() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:
         return False
 
-    def close(self) -> None:
-        os.close(self._fd)
 
-
-def _guard_stdout() -> None:
-    """Keep everything but the protocol off stdout: prints go to stderr, and so does fd 1 for child processes."""
-    if os.name == "nt":
-        return
-    sys.stdout.flush()
-    protocol_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = _ProtocolStdout(protocol_fd, sys.stderr)  # pyright: ignore[reportAttributeAccessIssue]
+def _terminal_notice(name: str, target: str) -> str:
+    process_io = importlib.import_module("acpkit_core.server.process_io")
+    return process_io.terminal_notice(name, f"acpkit chat {shlex.quote(target)}")
 
 
 async def _serve(agent: Any) -> None:
@@ -105,13 +116,20 @@ def run_main(args: argparse.Namespace) -> int:
             print(f"acpkit run: cannot use --cwd {args.cwd!r}: {exc.strerror}", file=sys.stderr)
             return EXIT_TARGET
     try:
+        limits = _limits(args)
+    except ValueError as exc:
+        print(f"acpkit run: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    # From here on a stray print() (the target's import included) goes to stderr, not the protocol.
+    _protect_stdout()
+    try:
         resolved = resolve_target(args.target, cwd=cwd)
     except TargetError as exc:
         log.debug("target resolution failed", exc_info=exc)
         print(f"acpkit run: {exc}", file=sys.stderr)
         return EXIT_TARGET
     try:
-        agent = build_agent(resolved, name=args.name, store=args.store)
+        agent = build_agent(resolved, name=args.name, store=args.store, limits=limits)
     except Exception as exc:  # building the agent failed: the developer's configuration is wrong
         log.debug("building the agent failed", exc_info=exc)
         print(f"acpkit run: cannot serve {resolved.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -120,7 +138,12 @@ def run_main(args: argparse.Namespace) -> int:
     if resolved.adapter is None and (args.store or args.name):
         note = "--store and --name do not apply to a ready ACP agent; it is served as built"
         print(f"acpkit run: {note}", file=sys.stderr)
-    _guard_stdout()
+    if limits and not hasattr(getattr(agent, "options", None), "max_message_bytes"):
+        note = "--max-message-bytes and --max-prompt-bytes apply to ACP Kit agents only; this one is served as built"
+        print(f"acpkit run: {note}", file=sys.stderr)
+    if _stdin_is_terminal():
+        print(f"acpkit run: {_terminal_notice(resolved.name, args.target)}", file=sys.stderr)
+        return 0
     try:
         asyncio.run(_serve(agent))
     except KeyboardInterrupt:

@@ -11,15 +11,29 @@ from acp import RequestError
 from ..errors import ConfigError, PromptError, SessionBusyError, SessionNotFoundError, UserError
 from ..store import InvalidCursorError
 
-__all__ = ["boundary", "to_request_error"]
+__all__ = ["TurnFailed", "boundary", "to_request_error"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 S = TypeVar("S")
 
+INTERNAL_ERROR = -32603
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
 RESOURCE_NOT_FOUND = -32002
+
+
+class TurnFailed(RequestError):
+    """`session/prompt`'s answer when the runner raised: -32603, `The agent failed: <cause>`.
+
+    Raised only after the turn was recorded and its tool calls closed, so an editor can tell a
+    failed turn from one that ended, and the transcript still shows what happened.
+    """
+
+    def __init__(self, cause: str, *, session_id: str) -> None:
+        super().__init__(INTERNAL_ERROR, f"The agent failed: {cause}", {"sessionId": session_id, "cause": cause})
+        self.cause = cause
+        """The one-line cause: the exception's type and the first line of its message."""
 
 
 def to_request_error(exc: Exception) -> RequestError | None:

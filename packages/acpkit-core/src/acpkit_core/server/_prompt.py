@@ -1,22 +1,71 @@
-"""Access to the prompt parser and its text forms (kept in one place for the server)."""
+"""Access to the prompt parser and its text forms (kept in one place for the server).
+
+Also what the server derives from client or model text for display (a session's title, a failed
+turn's one-line cause): [`display_line`][acpkit_core.server._prompt.display_line] removes terminal
+escape sequences (`ESC [ 2 J`, `ESC ] 0 ; title BEL`), control characters (C0, DEL, C1) and
+bidirectional overrides, so a title cannot clear a screen, retitle a window or reorder text.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import re
+from collections.abc import Mapping
 
+from pydantic import BaseModel
+
+from ..errors import PromptError
 from ..ir import Prompt, Text
+from ..limits import MAX_PROMPT_BYTES, format_size
 
-__all__ = ["parse_prompt", "prompt_title"]
+__all__ = ["check_prompt_size", "display_line", "parse_prompt", "prompt_title"]
 
 _TITLE_LIMIT = 80
 
+_ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: ESC [ ... final byte (colours, cursor, clear screen)
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS, SOS, PM, APC strings
+    r"|\x1b[ -~]?"  # any other escape
+)
+_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
-def parse_prompt(blocks: Sequence[Any]) -> Prompt:
-    """Parse ACP blocks into the IR (raises `PromptError`)."""
+
+def display_line(text: str, limit: int) -> str:
+    """`text` as one line safe to show anywhere: no escape sequences, no control characters,
+    whitespace runs made one space, at most `limit` characters (an ellipsis marks a cut)."""
+    line = " ".join(_ESCAPE.sub("", text).split())
+    line = _INVISIBLE.sub("", line)
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def parse_prompt(blocks: object) -> Prompt:
+    """Parse ACP blocks (wire JSON or SDK models) into the IR (raises `PromptError`)."""
     from ..prompt.parse import parse_prompt as parse
 
     return parse(blocks)
+
+
+def _size(value: object) -> int:
+    """UTF-8 bytes of every string in `value` (block dicts or SDK models, nested)."""
+    if isinstance(value, str):
+        return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, Mapping):
+        return sum(_size(v) for v in value.values())  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(value, list | tuple):
+        return sum(_size(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(value, BaseModel):
+        return sum(_size(v) for v in value.__dict__.values())
+    return 0
+
+
+def check_prompt_size(blocks: object, configured: int | None) -> None:
+    """Refuse a prompt whose text, data and resource content exceed the prompt size limit.
+
+    Raises `PromptError` (-32602) naming the size, the limit and how to raise it.
+    """
+    limit = MAX_PROMPT_BYTES.value(configured)
+    size = _size(blocks)
+    if size > limit:
+        raise PromptError(f"{format_size(size)} {MAX_PROMPT_BYTES.over(limit)}", field=None)
 
 
 def prompt_title(prompt: Prompt) -> str | None:
@@ -27,7 +76,4 @@ def prompt_title(prompt: Prompt) -> str | None:
         text = " ".join(p.text for p in prompt if isinstance(p, Text))
     else:
         text = prompt_text(prompt)
-    line = " ".join(text.split())
-    if not line:
-        return None
-    return line if len(line) <= _TITLE_LIMIT else line[: _TITLE_LIMIT - 1].rstrip() + "…"
+    return display_line(text, _TITLE_LIMIT) or None

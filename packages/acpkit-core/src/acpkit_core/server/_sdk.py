@@ -7,9 +7,11 @@ The server leans on three things the `agent-client-protocol` SDK does not export
   dumping a notification model for each. Without it: the typed `Client.session_update`.
 - that connection's `_handler`, a `MessageRouter`: the SDK does not route `session/delete`, so the
   server adds the route. Without it: `session/delete` answers -32601 and is not advertised.
-- `acp._transport.NdjsonTransport`: the SDK's NDJSON framing over a reader and a sender, so the
-  server can write each message at once through its own
-  [`DirectSender`][acpkit_core.server.transport.DirectSender]. Without it: the SDK's own sender.
+- `acp._transport`: where it exists, the SDK's connection takes a message transport object, so
+  the server reads and writes the bytes itself
+  ([`WireTransport`][acpkit_core.server.transport.WireTransport]: malformed lines answered per
+  JSON-RPC, the message size limit, each message written at once). Without it: the SDK's own
+  reader and sender.
 
 The SDK is pinned to a minor range; `tests/core/test_sdk_seams.py` proves each seam is taken on
 the pinned version and that the server still serves everything it advertises without them.
@@ -27,10 +29,11 @@ from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
+from pydantic import BaseModel, ConfigDict, Field
 
-from .transport import DirectSender
+from .transport import DirectSender, WireTransport
 
-__all__ = ["Notify", "ndjson_transport", "raw_notifier", "route_session_delete"]
+__all__ = ["Notify", "WirePromptRequest", "raw_notifier", "route_session_delete", "route_wire_prompt", "wire_transport"]
 
 Notify = Callable[[str, Any], Awaitable[None]]
 """Sends one JSON-RPC notification: the method and its params, already in wire form."""
@@ -47,25 +50,55 @@ def raw_notifier(conn: object) -> Notify | None:
     return raw.send_notification if raw is not None else None
 
 
+def _router(conn: object) -> MessageRouter | None:
+    router: object = getattr(_connection(conn), "_handler", None)
+    return router if isinstance(router, MessageRouter) else None
+
+
 def route_session_delete(conn: object, handler: object) -> bool:
     """Route `session/delete` to `handler.delete_session`; `False` when the router cannot be reached."""
-    raw = _connection(conn)
-    router: object = getattr(raw, "_handler", None)
-    if not isinstance(router, MessageRouter):
+    router = _router(conn)
+    if router is None:
         return False
     method = AGENT_METHODS["session_delete"]
     router.route_request(method, DeleteSessionRequest, handler, "delete_session", adapt_result=normalize_result)
     return True
 
 
-def ndjson_transport(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any | None:
-    """The SDK's NDJSON transport reading `reader` and sending through a `DirectSender` on `writer`.
+class WirePromptRequest(BaseModel):
+    """`session/prompt` params with the prompt left as the client sent it, for ACP Kit's own parser."""
 
-    `None` when the installed SDK has no such transport: the caller then serves the streams the
-    SDK's own way.
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    session_id: str = Field(alias="sessionId")
+    prompt: Any = None
+    field_meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+def route_wire_prompt(conn: object, handler: object) -> bool:
+    """Route `session/prompt` to `handler.prompt` with the wire JSON blocks, not the SDK's models.
+
+    ACP Kit's parser then reports a bad block precisely (`prompt[1] (video): unknown block type`)
+    and refuses what the SDK's models would let through (a resource with both `text` and `blob`).
+    `False` when the router cannot be reached: the SDK validates the blocks first, as before.
+    """
+    router = _router(conn)
+    if router is None:
+        return False
+    router.route_request(AGENT_METHODS["session_prompt"], WirePromptRequest, handler, "prompt")
+    return True
+
+
+def wire_transport(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, max_message_bytes: int
+) -> WireTransport | None:
+    """Our transport over `reader` and `writer`, for an SDK connection that takes transport objects.
+
+    `None` when the installed SDK has no transport seam (`acp._transport`): the caller then serves
+    the streams the SDK's own way.
     """
     try:
-        ndjson: Any = importlib.import_module("acp._transport").NdjsonTransport
+        importlib.import_module("acp._transport").Transport  # noqa: B018 - probing the SDK
     except (ImportError, AttributeError):
         return None
-    return ndjson(reader, DirectSender(writer))
+    return WireTransport(reader, DirectSender(writer), max_message_bytes=max_message_bytes)

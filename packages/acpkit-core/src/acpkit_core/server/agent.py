@@ -42,7 +42,7 @@ from ..config import AgentOptions
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ._boundary import boundary
-from ._sdk import route_session_delete
+from ._sdk import route_session_delete, route_wire_prompt
 from .builtins import BuiltinCommands
 from .capabilities import CapabilityProvider, RunnerCapabilities
 from .commands import available_commands, collect_commands
@@ -88,6 +88,8 @@ class AcpAgent:
         self.outbox.connect(conn)
         # The SDK does not route `session/delete`: advertise it only when the route could be added.
         self._serves_delete = route_session_delete(conn, self)
+        # Prompt blocks reach our own parser as sent, for its precise errors (see `route_wire_prompt`).
+        route_wire_prompt(conn, self)
 
     @property
     def conn(self) -> Client | None:
@@ -283,8 +285,16 @@ class AcpAgent:
     # --- prompt turns -----------------------------------------------------------------------------
 
     @boundary
-    async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
-        """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600)."""
+    async def prompt(
+        self, prompt: list[PromptBlock] | list[dict[str, Any]] | Any, session_id: str, **kwargs: Any
+    ) -> PromptResponse:
+        """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
+
+        `prompt` is what the client sent (wire JSON, parsed by ACP Kit: a bad block is -32602 naming
+        it), or the SDK's models when the SDK validated them. A prompt over `max_prompt_bytes` is
+        -32602; a turn whose runner raised answers -32603 `The agent failed: <cause>` after it was
+        recorded.
+        """
         return await self.turns.prompt(session_id, prompt)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -9,13 +9,16 @@ import sys
 from typing import cast
 
 import acp
-from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-from acp.stdio import stdio_streams
 
-from ._sdk import ndjson_transport
+from ..limits import MAX_MESSAGE_BYTES
+from ._sdk import wire_transport
 from .agent import AcpAgent
+from .process_io import protect_stdout, stdin_is_terminal, stdio_streams, terminal_notice
 
 __all__ = ["run_stdio", "serve_stdio", "serve_streams"]
+
+READ_BUFFER_BYTES = 1 << 20
+"""The stdin reader's buffer: lines longer than this are read in pieces (up to the message limit)."""
 
 
 def _log_to_stderr() -> None:
@@ -28,11 +31,17 @@ def _log_to_stderr() -> None:
 
 
 async def serve_streams(agent: AcpAgent, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Serve `agent` on a byte stream pair until the peer closes it, then close its sessions."""
+    """Serve `agent` on a byte stream pair until the peer closes it, then close its sessions.
+
+    Every line is read by ACP Kit's [`WireTransport`][acpkit_core.server.transport.WireTransport]:
+    a line that is not valid JSON-RPC is answered with the JSON-RPC error and the agent serves on;
+    a line over `AgentOptions.max_message_bytes` is refused without being kept in memory.
+    """
     try:
+        limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
         # AcpAgent leaves out what it does not serve (so those methods answer -32601): cast, not subclass.
-        transport = ndjson_transport(reader, writer)
-        if transport is None:  # an SDK without the transport seam: its own sender
+        transport = wire_transport(reader, writer, max_message_bytes=limit)
+        if transport is None:  # an SDK without the transport seam: its own reader and sender
             await acp.run_agent(cast(acp.Agent, agent), writer, reader, use_unstable_protocol=True)
         else:
             await acp.run_agent(cast(acp.Agent, agent), transport, use_unstable_protocol=True)
@@ -41,13 +50,22 @@ async def serve_streams(agent: AcpAgent, reader: asyncio.StreamReader, writer: a
 
 
 async def serve_stdio(agent: AcpAgent) -> None:
-    """Serve `agent` over stdin/stdout (logs go to stderr) until the client closes stdin."""
+    """Serve `agent` over stdin/stdout (logs go to stderr) until the client closes stdin.
+
+    Stdout carries the protocol alone: a `print()` in the agent's code goes to stderr
+    ([`protect_stdout`][acpkit_core.server.process_io.protect_stdout]). Started in a terminal,
+    it prints one line saying how to talk to the agent and returns.
+    """
+    if stdin_is_terminal():
+        print(terminal_notice(agent.options.title or agent.options.name), file=sys.stderr)
+        return
+    protocol_fd = protect_stdout()
     _log_to_stderr()
     # Everything allocated so far is start-up (the framework and the user's module, imported):
     # keep it out of the cyclic collector, whose full passes over it otherwise cost a streamed
     # turn (one object per token) up to half its time.
     gc.freeze()
-    reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    reader, writer = await stdio_streams(limit=READ_BUFFER_BYTES, stdout_fd=protocol_fd)
     await serve_streams(agent, reader, writer)
 
 

@@ -1,25 +1,42 @@
-"""The agent side's byte transport: newline-delimited JSON written straight to the stream.
+"""The agent side's byte transport: newline-delimited JSON-RPC, read and written by us.
 
-The SDK's stdio sender puts every outgoing message on a queue, wakes a writer task and waits
-for it, which costs two task switches per message; for a streamed answer that is one message
-per token. [`DirectSender`][acpkit_core.server.transport.DirectSender] writes each message
-synchronously in call order instead (so ordering is the order of the calls, as before) and
-only waits when the peer reads slower than we write. Reading and framing stay the SDK's
-(`NdjsonTransport`, reached in `server/_sdk.py`), so the wire format is unchanged.
+The SDK's connection moves decoded messages through a transport object; this module is ours:
+
+- Writing: the SDK's stdio sender puts every outgoing message on a queue, wakes a writer task and
+  waits for it, which costs two task switches per message; for a streamed answer that is one
+  message per token. [`DirectSender`][acpkit_core.server.transport.DirectSender] writes each
+  message synchronously in call order instead and only waits when the peer reads slower than we
+  write.
+- Reading: [`LineReader`][acpkit_core.server.transport.LineReader] reads one line at a time and
+  never keeps more than the message size limit of one (a longer line is skipped to its newline);
+  [`WireTransport`][acpkit_core.server.transport.WireTransport] answers every line that is not a
+  valid JSON-RPC message itself ([`jsonrpc`][acpkit_core.server.jsonrpc]) and hands only valid
+  ones to the SDK, so no line can stop the agent. (The SDK's connection takes a transport object
+  only on versions with `acp._transport`: see `server/_sdk.py`.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+import logging
+from dataclasses import dataclass
+from typing import Any, Final
 
 import pydantic_core
 
-__all__ = ["DirectSender", "encode_message"]
+from ..limits import MAX_MESSAGE_BYTES, format_size
+from .jsonrpc import INTERNAL_ERROR, Inbound, error_response, oversized, read_line
+
+__all__ = ["DirectSender", "LineReader", "Oversized", "WireTransport", "encode_message"]
+
+logger = logging.getLogger("acpkit_core.server")
+
+PREFIX_BYTES: Final = 4096
+"""How much of an over-long line is kept to find its `id`."""
 
 
-def encode_message(payload: dict[str, Any]) -> bytes:
+def encode_message(payload: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     """One NDJSON line: compact UTF-8 JSON and a newline.
 
     pydantic-core's encoder is several times faster than `json.dumps`; text it cannot encode as
@@ -38,8 +55,8 @@ class DirectSender:
         self._writer = writer
         self._closed = False
 
-    async def send(self, payload: dict[str, Any]) -> None:
-        """Encode and write `payload`; wait only while the peer's buffer is full.
+    async def send(self, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
+        """Encode and write `payload` (a message, or a batch's answers); wait only while the peer's buffer is full.
 
         Raises `ConnectionError` once the stream is closed or the peer has gone.
         """
@@ -54,3 +71,124 @@ class DirectSender:
     async def close(self) -> None:
         """Stop sending (the stream itself belongs to whoever opened it)."""
         self._closed = True
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """A line longer than the limit: skipped, all but its first bytes unread into memory."""
+
+    prefix: bytes
+    """Its first bytes (up to 4 KiB), to find its `id`."""
+    size: int
+    """Its length in bytes, without the newline."""
+
+
+def _head(pieces: list[bytes]) -> bytes:
+    """The first `PREFIX_BYTES` of the pieces, without joining them all."""
+    head = bytearray()
+    for piece in pieces:
+        head += piece[: PREFIX_BYTES - len(head)]
+        if len(head) >= PREFIX_BYTES:
+            break
+    return bytes(head)
+
+
+class LineReader:
+    """Newline-delimited lines from `reader`, none kept in memory beyond `limit` bytes.
+
+    A line over `limit` is read on to its newline in pieces that are dropped as they come, and
+    reported as [`Oversized`][acpkit_core.server.transport.Oversized]. Memory stays within `limit`
+    plus the reader's own buffer (twice its `limit`), whatever the client sends.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, limit: int) -> None:
+        self._reader = reader
+        self._limit = limit
+        self._eof = False
+
+    async def readline(self) -> bytes | Oversized | None:
+        """The next line without its line ending, an `Oversized` line, or `None` at the end of input."""
+        if self._eof:
+            return None
+        pieces: list[bytes] = []
+        prefix: bytes | None = None
+        size = 0
+        while True:
+            ended = True
+            try:
+                piece = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:  # the end of input: the last line needs no newline
+                piece = exc.partial
+                self._eof = True
+            except asyncio.LimitOverrunError as exc:  # longer than the reader's buffer: take what it has
+                piece = await self._reader.readexactly(max(exc.consumed, 1))
+                ended = False
+            size += len(piece)
+            if prefix is None:
+                pieces.append(piece)
+                if size - piece.endswith(b"\n") > self._limit:  # too long: keep the start, drop the rest
+                    prefix = _head(pieces)
+                    pieces.clear()
+            if ended:
+                break
+        if prefix is not None:
+            return Oversized(prefix=prefix, size=size - (not self._eof))
+        line = b"".join(pieces).rstrip(b"\r\n")
+        if not line and self._eof:
+            return None
+        return line
+
+
+class WireTransport:
+    """The SDK's message transport over a byte stream pair, with JSON-RPC errors answered by us.
+
+    `receive` hands the connection only well-formed messages; a line that is not one is answered
+    (or dropped) as [`read_line`][acpkit_core.server.jsonrpc.read_line] says, and the loop reads on.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, sender: DirectSender, *, max_message_bytes: int) -> None:
+        self._lines = LineReader(reader, max_message_bytes)
+        self._sender = sender
+        self._limit = max_message_bytes
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Write one message to the client."""
+        await self._sender.send(message)
+
+    async def receive(self) -> dict[str, Any] | None:
+        """The next valid message from the client, or `None` when the input has ended."""
+        while True:
+            try:
+                line = await self._lines.readline()
+            except (ConnectionError, OSError) as exc:
+                logger.info("the client's input failed (%s): ending the connection", exc)
+                return None
+            if line is None:
+                return None
+            if isinstance(line, bytes) and not line.strip(b" \t\r"):  # a blank line (JSON's whitespace)
+                continue
+            inbound = self._classify(line)
+            if inbound.note:
+                logger.warning("%s", inbound.note)
+            for reply in inbound.replies:
+                try:
+                    await self._sender.send(reply)
+                except ConnectionError:
+                    return None
+            if inbound.message is not None:
+                return inbound.message
+
+    def _classify(self, line: bytes | Oversized) -> Inbound:
+        if isinstance(line, Oversized):
+            reason = MAX_MESSAGE_BYTES.refusal(line.size, self._limit)
+            data = {"limit": MAX_MESSAGE_BYTES.option, "max": self._limit, "size": line.size}
+            return oversized(line.prefix, reason, data)
+        try:
+            return read_line(line)
+        except Exception:  # a bug here must not end the connection: answer it and read on
+            logger.exception("could not classify a line of %s from the client", format_size(len(line)))
+            return Inbound(replies=(error_response(None, INTERNAL_ERROR, "Internal error reading the message"),))
+
+    async def close(self) -> None:
+        """Stop sending."""
+        await self._sender.close()

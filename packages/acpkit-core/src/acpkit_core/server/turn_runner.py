@@ -6,6 +6,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Sequence
+from typing import Any
 
 from acp import RequestError
 from acp.schema import (
@@ -22,7 +23,8 @@ from ..config import AgentOptions, Command
 from ..errors import AcpKitError, SessionBusyError
 from ..runner import Runner, StopReason
 from ..store.base import now_iso
-from ._prompt import parse_prompt, prompt_title
+from ._boundary import TurnFailed
+from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_title
 from .commands import match_command
 from .emitter import TurnEmitter
 from .recording import TurnRecorder, interruption_updates, new_owner
@@ -33,6 +35,9 @@ from .turn import ServerTurn
 __all__ = ["CANCEL_GRACE_S", "PromptBlock", "TurnRunner"]
 
 logger = logging.getLogger("acpkit_core.server")
+
+_CAUSE_LIMIT = 200
+"""How much of a failed turn's exception message reaches the client."""
 
 CANCEL_GRACE_S = 0.05
 """How long a cancelled runner may take to return on its own before its task is cancelled."""
@@ -54,13 +59,20 @@ class TurnRunner:
         self.commands = commands
         self._owner = new_owner()
 
-    async def prompt(self, session_id: str, blocks: list[PromptBlock]) -> PromptResponse:
-        """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600)."""
+    async def prompt(self, session_id: str, blocks: Sequence[PromptBlock | dict[str, Any]]) -> PromptResponse:
+        """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
+
+        `blocks` are the wire JSON blocks (or the SDK's models, where the SDK validated them first);
+        they are checked against the prompt size limit, then parsed, before anything runs or is stored.
+        A turn whose runner raised is recorded, its tool calls closed, and then answered with
+        [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603) carrying the one-line cause.
+        """
         live = await self.sessions.live(session_id)
         if live.turn is not None:
             raise SessionBusyError(
                 f"session {session_id!r} is still running a turn; wait for its response or send session/cancel"
             )
+        check_prompt_size(blocks, self.options.max_prompt_bytes)
         parsed = parse_prompt(blocks)
         session = live.session
         session_options = self.sessions.session_options
@@ -97,7 +109,9 @@ class TurnRunner:
         if live is not None and live.turn is not None:
             live.turn.cancel()
 
-    async def _run(self, live: LiveSession, turn: ServerTurn, blocks: Sequence[PromptBlock]) -> PromptResponse:
+    async def _run(
+        self, live: LiveSession, turn: ServerTurn, blocks: Sequence[PromptBlock | dict[str, Any]]
+    ) -> PromptResponse:
         session = live.session
         emitter = turn.emit
         store = self.sessions.store
@@ -130,7 +144,7 @@ class TurnRunner:
             raise
         recorder.start()
         try:
-            stop = await self._turn_body(live, turn)
+            stop, failure = await self._turn_body(live, turn)
         finally:
             await recorder.stop()
         session.updated_at = now_iso()
@@ -148,9 +162,11 @@ class TurnRunner:
                 f"The turn could not be saved ({type(exc).__name__}: {exc}). The session continues from its "
                 "last saved turn; this turn is not part of its history.",
             ) from exc
+        if failure is not None:  # recorded, its tool calls closed: now the editor is told it failed
+            raise failure
         return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)
 
-    async def _turn_body(self, live: LiveSession, turn: ServerTurn) -> StopReason:
+    async def _turn_body(self, live: LiveSession, turn: ServerTurn) -> tuple[StopReason, TurnFailed | None]:
         session = live.session
         emitter = turn.emit
         if session.title is None:
@@ -162,20 +178,24 @@ class TurnRunner:
                 )
         command = match_command(turn.prompt, self.commands)
         work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
-        stop = await self._race(live, turn, work)
+        failure: TurnFailed | None = None
+        try:
+            stop = await self._race(live, turn, work)
+        except TurnFailed as exc:
+            stop, failure = "end_turn", exc
         await emitter.flush()
         if emitter.tool_calls.open_ids():
             reason = (
                 "Cancelled" if stop == "cancelled" else "The agent ended the turn without finishing this tool call."
             )
-            await emitter.tool_calls.close_open(reason)
+            await emitter.tool_calls.close_open(f"The turn failed: {failure.cause}" if failure else reason)
         live.server["permissions"] = turn.remembered.to_json()
         if emitter.turn_usage is not None:
             totals = live.server.setdefault("usage", {})
             for key, value in emitter.turn_usage.model_dump(exclude_none=True).items():
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value
-        return stop
+        return stop, failure
 
     async def _race(
         self,
@@ -203,20 +223,18 @@ class TurnRunner:
         if exc is not None:
             if turn.cancelled:
                 return "cancelled"
-            await self._runner_failed(live, turn, exc)
-            return "end_turn"
+            raise await self._runner_failed(live, exc)
         result = task.result()
         if turn.cancelled:
             return "cancelled"
         return result or "end_turn"
 
-    async def _runner_failed(self, live: LiveSession, turn: ServerTurn, exc: BaseException) -> None:
+    async def _runner_failed(self, live: LiveSession, exc: BaseException) -> TurnFailed:
+        """Log the traceback, drop what the failed run left in the state, and say why in one line."""
         logger.error("session %s: the runner raised %s", live.session.id, type(exc).__name__, exc_info=exc)
         # What the failed run left in the state and history is dropped: back to the stored turn.
         await self.sessions.reload_state(live)
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        message = f"The agent failed: {type(exc).__name__}" + (f": {detail}" if detail else "") + "."
-        try:
-            await turn.emit.agent_message(message)
-        except Exception:
-            logger.exception("session %s: could not report the failure to the client", live.session.id)
+        lines = str(exc).strip().splitlines()
+        detail = display_line(lines[0], _CAUSE_LIMIT) if lines else ""
+        cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        return TurnFailed(cause, session_id=live.session.id)
