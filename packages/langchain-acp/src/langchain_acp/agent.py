@@ -18,7 +18,7 @@ from .runner import EditHook, Graph, GraphFactory, LangGraphRunner
 if TYPE_CHECKING:
     from typing import TypedDict
 
-    from acpkit_core.server import AcpAgent
+    from acpkit_core import AcpAgent
 
     class _Options(TypedDict, total=False):
         name: str
@@ -107,7 +107,7 @@ def create_acp_agent(
             `"async"`/`"sync"` (after every step); the trade-off is on the Sessions page.
         **options: [`AgentOptions`][acpkit_core.config.AgentOptions] fields (`name`, `store`, `modes`, ...).
     """
-    from acpkit_core.server import AcpAgent
+    from acpkit_core import AcpAgent
 
     if graph is None and graph_factory is None:
         raise UserError("create_acp_agent: pass a compiled graph or `graph_factory=`")
@@ -136,7 +136,7 @@ def run_acp(
     **options: Unpack[_Options],
 ) -> None:
     """Serve `graph` over ACP on stdin/stdout until the client disconnects (see `create_acp_agent`)."""
-    from acpkit_core.server import run_stdio
+    from acpkit_core import run_stdio
 
     agent = create_acp_agent(
         graph,

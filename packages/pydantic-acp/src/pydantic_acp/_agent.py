@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import ToolKind
+from acpkit_core import AcpAgent, run_stdio
 from acpkit_core.config import AgentOptions, Command, ConfigOption, Mode, ModelOption
 from acpkit_core.errors import UserError
-from acpkit_core.server import AcpAgent, run_stdio
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import UsageLimits

@@ -1,4 +1,4 @@
-"""The one place where ACP Kit errors become JSON-RPC errors."""
+"""The one place where ACP Kit errors leave an agent method as JSON-RPC errors."""
 
 from __future__ import annotations
 
@@ -8,33 +8,13 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from acp import RequestError
 
-from ..errors import ConfigError, PromptError, SessionBusyError, SessionNotFoundError, UserError
-from ..store import InvalidCursorError
+from ..errors import to_request_error
 
-__all__ = ["boundary", "to_request_error"]
+__all__ = ["boundary"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 S = TypeVar("S")
-
-INVALID_PARAMS = -32602
-INVALID_REQUEST = -32600
-RESOURCE_NOT_FOUND = -32002
-
-
-def to_request_error(exc: Exception) -> RequestError | None:
-    """The JSON-RPC error for an ACP Kit error, `None` for anything else."""
-    if isinstance(exc, SessionNotFoundError):
-        return RequestError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": exc.session_id})
-    if isinstance(exc, PromptError):
-        return RequestError(INVALID_PARAMS, str(exc), {"index": exc.index, "field": exc.field, "reason": exc.reason})
-    if isinstance(exc, ConfigError | InvalidCursorError):
-        return RequestError(INVALID_PARAMS, str(exc))
-    if isinstance(exc, SessionBusyError):
-        return RequestError(INVALID_REQUEST, str(exc))
-    if isinstance(exc, UserError):
-        return RequestError(-32603, f"agent misconfigured: {exc}")
-    return None
 
 
 def boundary(
