@@ -49,6 +49,7 @@ RUNNER_CONTRACT = frozenset(
         "acpkit_core.adapters",
         "acpkit_core.capabilities",
         "acpkit_core.config",
+        "acpkit_core.delegate",
         "acpkit_core.emitter",
         "acpkit_core.errors",
         "acpkit_core.host",
@@ -61,6 +62,7 @@ RUNNER_CONTRACT = frozenset(
         "acpkit_core.runner",
         "acpkit_core.stop",
         "acpkit_core.store",
+        "acpkit_core.thinking",
         "acpkit_core.tools",
     }
 )
