@@ -62,6 +62,8 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "coalesce_ms": (5.0, lambda v: v),
     "allowed_paths": (("/tmp",), tuple),
     "context_window": (200_000, lambda v: v),
+    "transcript_flush_ms": (25.0, lambda v: v),
+    "max_stored_attachment": (4096, lambda v: v),
 }
 
 
