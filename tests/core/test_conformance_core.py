@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from acpkit_core.testing.conformance import REQUIRED_SCENARIOS, RunnerConformance, conformance_override
+from acpkit_core.config import AgentOptions
+from acpkit_core.testing.conformance import REQUIRED_SCENARIOS, AgentFactory, RunnerConformance, conformance_override
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "conformance_runner.py"
@@ -35,20 +36,20 @@ def test_the_required_scenarios_are_the_suite() -> None:
 def test_redefining_a_required_scenario_is_refused() -> None:
     with pytest.raises(TypeError, match=r"Lenient\.test_permission replaces a required conformance scenario"):
 
-        class Lenient(RunnerConformance):
-            async def test_permission(self) -> None:
+        class Lenient(RunnerConformance):  # pyright: ignore[reportUnusedClass]  (refused as it is made)
+            async def test_permission(self, agent_factory: AgentFactory, options: AgentOptions, answer: str) -> None:
                 pass
 
     with pytest.raises(TypeError, match="test_text"):
 
-        class Dropped(RunnerConformance):
-            test_text = None
+        class Dropped(RunnerConformance):  # pyright: ignore[reportUnusedClass]  (refused as it is made)
+            test_text = None  # pyright: ignore[reportAssignmentType]  (the mistake under test)
 
 
 def test_a_redefinition_with_a_reason_is_allowed() -> None:
     class Different(RunnerConformance):
         @conformance_override("this framework answers in two messages")
-        async def test_text(self) -> None:
+        async def test_text(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
             pass
 
     assert Different.test_text is not RunnerConformance.test_text
