@@ -23,6 +23,7 @@ from acpkit_core.config import (
     ModelOption,
 )
 from acpkit_core.errors import UserError
+from acpkit_core.extensions import Extensions
 from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.runner import StopReason, Turn
 from acpkit_core.store import MemoryStore
@@ -64,6 +65,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "context_window": (200_000, lambda v: v),
     "transcript_flush_ms": (25.0, lambda v: v),
     "max_stored_attachment": (4096, lambda v: v),
+    "extensions": (Extensions(), lambda v: v),
 }
 
 

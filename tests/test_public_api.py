@@ -52,6 +52,7 @@ RUNNER_CONTRACT = frozenset(
         "acpkit_core.delegate",
         "acpkit_core.emitter",
         "acpkit_core.errors",
+        "acpkit_core.extensions",
         "acpkit_core.host",
         "acpkit_core.ir",
         "acpkit_core.permissions",
@@ -63,6 +64,7 @@ RUNNER_CONTRACT = frozenset(
         "acpkit_core.stop",
         "acpkit_core.store",
         "acpkit_core.thinking",
+        "acpkit_core.tool_calls",
         "acpkit_core.tools",
     }
 )
