@@ -25,7 +25,8 @@ async def main() -> None:
     graph = create_agent(model)
     try:
         prompt = {"messages": [("user", f"count {HERE / 'echo_runner.py'}")]}
-        async for chunk, _ in graph.astream(prompt, stream_mode="messages"):
+        # LangGraph types the input as the graph's state TypedDict; a plain dict is what it accepts
+        async for chunk, _ in graph.astream(prompt, stream_mode="messages"):  # pyright: ignore[reportArgumentType]
             if not isinstance(chunk, AIMessageChunk) or isinstance(chunk.content, str):
                 continue
             for block in chunk.content:

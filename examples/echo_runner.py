@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from acpkit_core import AcpAgent, RunnerCapabilities, run_stdio
 from acpkit_core.config import STANDARD_MODES, AgentOptions, Command
 from acpkit_core.prompt.text import model_text
 from acpkit_core.runner import Session, StopReason, ToolInfo, Turn, TurnUsage
-from acpkit_core.server import AcpAgent, RunnerCapabilities, run_stdio
 
 # --- the "framework" -------------------------------------------------------------------------------
 

@@ -24,9 +24,9 @@ import re
 from collections.abc import AsyncIterator
 from typing import cast
 
+from acpkit_core import run_stdio
 from acpkit_core.config import STANDARD_MODES
 from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.server import run_stdio
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart

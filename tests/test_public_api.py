@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import inspect
+import pathlib
 
 import pytest
 
@@ -23,8 +26,6 @@ def test_all_names_resolve_and_have_docstrings(package: str) -> None:
 
 
 def test_core_never_imports_an_adapter() -> None:
-    import pathlib
-
     core = pathlib.Path(importlib.import_module("acpkit_core").__file__ or "").parent
     offenders = [
         str(p.relative_to(core))
@@ -36,9 +37,76 @@ def test_core_never_imports_an_adapter() -> None:
 
 
 def test_adapters_never_import_each_other() -> None:
-    import pathlib
-
     for pkg, other in (("pydantic_acp", "langchain_acp"), ("langchain_acp", "pydantic_acp")):
         root = pathlib.Path(importlib.import_module(pkg).__file__ or "").parent
         offenders = [str(p) for p in root.rglob("*.py") if other in p.read_text()]
         assert offenders == [], f"{pkg} imports {other}"
+
+
+RUNNER_CONTRACT = frozenset(
+    {
+        "acpkit_core",
+        "acpkit_core.adapters",
+        "acpkit_core.capabilities",
+        "acpkit_core.config",
+        "acpkit_core.delegate",
+        "acpkit_core.emitter",
+        "acpkit_core.errors",
+        "acpkit_core.extensions",
+        "acpkit_core.host",
+        "acpkit_core.ir",
+        "acpkit_core.permissions",
+        "acpkit_core.prompt",
+        "acpkit_core.prompt.media",
+        "acpkit_core.prompt.parse",
+        "acpkit_core.prompt.text",
+        "acpkit_core.runner",
+        "acpkit_core.stop",
+        "acpkit_core.store",
+        "acpkit_core.thinking",
+        "acpkit_core.tool_calls",
+        "acpkit_core.tools",
+    }
+)
+"""The core modules an adapter may import: the public runner contract (docs/core/runner.md)."""
+
+
+def _core_imports(path: pathlib.Path) -> set[str]:
+    """Every `acpkit_core` module a file imports (`from acpkit_core import server` counts as `acpkit_core.server`)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "acpkit_core")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] != "acpkit_core":
+                continue
+            found.add(node.module)
+            if hasattr(importlib.import_module(node.module), "__path__"):  # a package: a name may be a module
+                found.update(
+                    f"{node.module}.{a.name}"
+                    for a in node.names
+                    if importlib.util.find_spec(f"{node.module}.{a.name}") is not None
+                )
+    return found
+
+
+@pytest.mark.parametrize("package", ["pydantic_acp", "langchain_acp"])
+def test_adapters_import_only_the_public_runner_contract(package: str) -> None:
+    root = pathlib.Path(importlib.import_module(package).__file__ or "").parent
+    offenders: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        outside = _core_imports(path) - RUNNER_CONTRACT
+        if outside:
+            offenders[str(path.relative_to(root))] = outside
+    assert offenders == {}
+
+
+def test_every_runner_contract_module_is_public_and_documented() -> None:
+    docs = "\n".join(p.read_text() for p in pathlib.Path(__file__).parent.parent.joinpath("docs").rglob("*.md"))
+    for name in sorted(RUNNER_CONTRACT):
+        module = importlib.import_module(name)
+        assert not any(part.startswith("_") for part in name.split(".")), name
+        assert name == "acpkit_core" or f"::: {name}" in docs or name == "acpkit_core.prompt", (
+            f"{name} is not in the docs"
+        )
+        assert getattr(module, "__all__", None), f"{name} has no __all__"

@@ -48,14 +48,14 @@ def test_bare_acpkit_prints_the_help_and_exits_2() -> None:
 
 @pytest.mark.parametrize("command", ["run", "chat", "sessions", "render"])
 def test_every_subcommand_has_a_description_and_an_example(command: str) -> None:
-    sub = build_parser()._subparsers._group_actions[0].choices[command]  # pyright: ignore[reportOptionalMemberAccess, reportAttributeAccessIssue]
+    sub = build_parser()._subparsers._group_actions[0].choices[command]  # pyright: ignore[reportOptionalMemberAccess, reportAttributeAccessIssue, reportIndexIssue, reportOptionalSubscript]
     assert sub.description and len(sub.description) > 40
     help_text = sub.format_help()
     assert f"examples:\n  acpkit {command}" in help_text or "examples:\n  echo" in help_text
 
 
-WHEEL = {"url": "file:///srv/wheels/acpkit_core-2.0.0-py3-none-any.whl", "archive_info": {}}
-GIT = {
+WHEEL: dict[str, object] = {"url": "file:///srv/wheels/acpkit_core-2.0.0-py3-none-any.whl", "archive_info": {}}
+GIT: dict[str, object] = {
     "url": "https://github.com/acpkit/acpkit.git",
     "vcs_info": {"vcs": "git", "commit_id": "0123abc"},
     "subdirectory": "packages/acpkit-core",
@@ -67,13 +67,13 @@ def test_install_hints_follow_where_acpkit_core_came_from(tmp_path: Path) -> Non
     for name in ("acpkit-core", "pydantic-acp"):
         (clone / name).mkdir(parents=True)
         (clone / name / "pyproject.toml").write_text("[project]\n")
-    editable = {"url": (clone / "acpkit-core").as_uri(), "dir_info": {"editable": True}}
+    editable: dict[str, object] = {"url": (clone / "acpkit-core").as_uri(), "dir_info": {"editable": True}}
     hint = install_for("pydantic-acp", origin=editable, version="2.0.0")
     assert (hint.uv, hint.pip) == (
         f"uv add --editable {clone / 'pydantic-acp'}",
         f"pip install -e {clone / 'pydantic-acp'}",
     )
-    plain_dir = {"url": (clone / "acpkit-core").as_uri(), "dir_info": {}}
+    plain_dir: dict[str, object] = {"url": (clone / "acpkit-core").as_uri(), "dir_info": {}}
     assert install_for("pydantic-acp", origin=plain_dir, version="2.0.0").pip == f"pip install {clone / 'pydantic-acp'}"
     hint = install_for("pydantic-acp", origin=WHEEL, version="2.0.0")
     assert hint.pip == "pip install --find-links /srv/wheels pydantic-acp==2.0.0"

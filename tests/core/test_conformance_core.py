@@ -1,74 +1,74 @@
-"""The conformance suite against a plain core runner scripted per scenario."""
+"""The shipped conformance suite (`acpkit_core.testing.conformance`): run against a third runner, and guarded."""
 
 from __future__ import annotations
 
-import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from acpkit_core.config import AgentOptions
-from acpkit_core.ir import Text
-from acpkit_core.runner import StopReason, Turn
-from acpkit_core.server import AcpAgent
-from conformance.base import AgentFactory, RunnerConformance
+from acpkit_core.testing.conformance import REQUIRED_SCENARIOS, AgentFactory, RunnerConformance, conformance_override
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "conformance_runner.py"
+
+sys.path.insert(0, str(EXAMPLE.parent))
+from conformance_runner import TestScenarioRunnerConformance  # noqa: E402  (collected here: the core run)
+
+__all__ = ["TestScenarioRunnerConformance"]
 
 
-class ScenarioRunner:
-    """Behaves as each conformance scenario asks, using only the Runner contract."""
-
-    def __init__(self, scenario: str) -> None:
-        self.scenario = scenario
-
-    async def _tool(self, turn: Turn, name: str, args: dict[str, str], work: float | None = None) -> None:
-        kind = turn.classify_tool(name, args)
-        call_id = f"{name}-{len(turn.session.state.get('history', []))}"
-        await turn.emit.tool_call(call_id, title=name, kind=kind, raw_input=args, locations=turn.tool_locations(args))
-        if turn.needs_permission(name, kind):
-            decision = await turn.request_permission(call_id, tool_name=name, title=name, kind=kind, raw_input=args)
-            if not decision.allowed:
-                await turn.emit.tool_call_update(call_id, status="failed", raw_output="rejected")
-                return
-        await turn.emit.tool_call_update(call_id, status="in_progress")
-        if work is not None:
-            await asyncio.sleep(work)  # left open on purpose: the server must close it when cancelled
-        if args.get("path") == "missing.txt":
-            await turn.emit.tool_call_update(call_id, status="failed", raw_output="FileNotFoundError: missing.txt")
-        else:
-            await turn.emit.tool_call_update(call_id, status="completed", raw_output="ok")
-
-    async def run_turn(self, turn: Turn) -> StopReason:
-        text = "".join(p.text for p in turn.prompt if isinstance(p, Text))
-        history: list[str] = turn.session.state.setdefault("history", [])
-        s = self.scenario
-        if s == "thought":
-            await turn.emit.thought("The user wants me to think.")
-            await turn.emit.text("Done thinking.")
-        elif s == "tool_ok":
-            await self._tool(turn, "read_file", {"path": "notes.txt"})
-            await turn.emit.text("Read it.")
-        elif s == "tool_fail":
-            await self._tool(turn, "read_file", {"path": "missing.txt"})
-            await turn.emit.text("It is missing.")
-        elif s == "permission":
-            await self._tool(turn, "delete_file", {"path": "old.txt"})
-            await turn.emit.text("Done.")
-        elif s == "cancel_tool":
-            await self._tool(turn, "slow_tool", {}, work=30)
-        elif s == "memory":
-            if "name" in text and history:
-                await turn.emit.text(f"You told me: {history[-1]}")
-            else:
-                await turn.emit.text("Nice to meet you.")
-        else:
-            await turn.emit.text("Hello ")
-            await turn.emit.text("from the agent.")
-        history.append(text)
-        return "end_turn"
+def test_the_required_scenarios_are_the_suite() -> None:
+    assert {
+        "test_text",
+        "test_thought",
+        "test_tool_completed",
+        "test_tool_failed",
+        "test_permission",
+        "test_cancel_mid_tool",
+        "test_load_after_restart",
+        "test_bad_prompt",
+    } == REQUIRED_SCENARIOS
 
 
-class TestCoreConformance(RunnerConformance):
-    @pytest.fixture
-    def agent_factory(self) -> AgentFactory:
-        def make(scenario: str, options: AgentOptions) -> AcpAgent:
-            return AcpAgent(ScenarioRunner(scenario), options)
+def test_redefining_a_required_scenario_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"Lenient\.test_permission replaces a required conformance scenario"):
 
-        return make
+        class Lenient(RunnerConformance):  # pyright: ignore[reportUnusedClass]  (refused as it is made)
+            async def test_permission(self, agent_factory: AgentFactory, options: AgentOptions, answer: str) -> None:
+                pass
+
+    with pytest.raises(TypeError, match="test_text"):
+
+        class Dropped(RunnerConformance):  # pyright: ignore[reportUnusedClass]  (refused as it is made)
+            test_text = None  # pyright: ignore[reportAssignmentType]  (the mistake under test)
+
+
+def test_a_redefinition_with_a_reason_is_allowed() -> None:
+    class Different(RunnerConformance):
+        @conformance_override("this framework answers in two messages")
+        async def test_text(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+            pass
+
+    assert Different.test_text is not RunnerConformance.test_text
+    with pytest.raises(ValueError, match="reason"):
+        conformance_override("  ")
+
+
+def test_a_third_party_pytest_run_uses_the_suite(tmp_path: Path) -> None:
+    """The example, run by pytest from a directory that knows nothing of this repository's tests."""
+    (tmp_path / "test_third_party.py").write_text(EXAMPLE.read_text())
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    env = {**os.environ, "ACPKIT_STATE_DIR": str(tmp_path / "state")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-W", "error", "test_third_party.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "9 passed" in result.stdout

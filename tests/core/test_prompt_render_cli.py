@@ -69,7 +69,7 @@ def test_a_whole_client_capture(tmp_path: Path) -> None:
         line(0.1, "c2a", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}),
         line(1.0, "c2a", prompt_msg(3, [{"type": "text", "text": "What is the weather in Paris?"}])),
         line(1.1, "a2c", {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}}),
-        line(2.0, "c2a", prompt_msg(4, BLOCKS)),
+        line(2.0, "c2a", prompt_msg(4, BLOCKS)),  # pyright: ignore[reportArgumentType]  (JSON literals)
         line(
             3.0,
             "c2a",

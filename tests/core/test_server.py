@@ -22,10 +22,11 @@ from acp.schema import (
     UsageUpdate,
     UserMessageChunk,
 )
+from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.config import AgentOptions
 from acpkit_core.errors import SessionNotFoundError
 from acpkit_core.runner import Session, StopReason, Turn
-from acpkit_core.server import AcpAgent, RunnerCapabilities
+from acpkit_core.server import AcpAgent
 from acpkit_core.store import SqliteStore
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 

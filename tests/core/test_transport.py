@@ -7,7 +7,7 @@ import contextlib
 import importlib
 import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -22,7 +22,7 @@ from acpkit_core.testing import AcpTestClient
 
 
 @asynccontextmanager
-async def socket_pair() -> AsyncIterator[tuple[asyncio.StreamWriter, socket.socket]]:
+async def socket_pair() -> AsyncGenerator[tuple[asyncio.StreamWriter, socket.socket]]:
     """A writer on one end of a socket pair with small kernel buffers; the other end, unread."""
     a, b = socket.socketpair()
     for s in (a, b):

@@ -50,8 +50,7 @@ def install(
 
         setter(pydantic_ai.models, "infer_model", _offline_pydantic_model(pydantic_ai.models.infer_model))
     if langchain:
-        import langchain.agents.factory
-        import langchain.chat_models
+        import importlib
 
-        setter(langchain.chat_models, "init_chat_model", _offline_chat_model)
-        setter(langchain.agents.factory, "init_chat_model", _offline_chat_model)
+        for module in ("langchain.chat_models", "langchain.agents.factory"):
+            setter(importlib.import_module(module), "init_chat_model", _offline_chat_model)

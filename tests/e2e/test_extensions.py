@@ -33,7 +33,7 @@ async def test_extension_methods_and_notifications_over_stdio() -> None:
             if pinged["pings"]:
                 break
             await asyncio.sleep(0.01)
-        assert pinged == {"pings": ["editor"]}
+        assert pinged == {"pings": ["editor"]}  # pyright: ignore[reportPossiblyUnboundVariable]  (the loop runs)
         with pytest.raises(RequestError) as unknown:
             await c.conn.ext_method("acme/nope", {})
         assert unknown.value.code == -32601

@@ -13,7 +13,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -82,7 +82,7 @@ class FakeChatModel(BaseChatModel):
             item = self.script.pop(0) if (len(self.script) > 1 or not self.repeat_last) else self.script[0]
         else:
             item = Reply(text="done")
-        return item(messages) if callable(item) else item
+        return cast(Reply, item(messages) if callable(item) else item)
 
     def _chunks(self, reply: Reply) -> Iterator[AIMessageChunk]:
         for piece in _pieces(reply.reasoning):

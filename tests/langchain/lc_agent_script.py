@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -15,7 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 def recall(messages: list[BaseMessage]) -> Reply:
     said = [
-        str(m.content if isinstance(m.content, str) else m.content[0]["text"])
+        str(m.content if isinstance(m.content, str) else cast(dict[str, Any], m.content[0])["text"])
         for m in messages
         if isinstance(m, HumanMessage)
     ]  # type: ignore[index]

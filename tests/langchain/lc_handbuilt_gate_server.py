@@ -114,7 +114,7 @@ class GateAgent:
         except RuntimeError:
             return PromptResponse(stop_reason="refusal")
         except asyncio.CancelledError:
-            if binding.gate.cancelled:  # our own `session/cancel`, not the server shutting down
+            if binding.gate.cancelled:  # pyright: ignore[reportPossiblyUnboundVariable]  # our own `session/cancel`, not the server shutting down
                 return PromptResponse(stop_reason="cancelled")
             raise
         return PromptResponse(stop_reason="cancelled" if binding.gate.cancelled else "end_turn")

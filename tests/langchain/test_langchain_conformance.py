@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
-from conformance.base import AgentFactory, RunnerConformance
+from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
 from langchain.agents import create_agent
 from langchain_acp import AcpPermissionMiddleware, create_acp_agent
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -45,24 +45,3 @@ class TestLangChainConformance(RunnerConformance):
             return create_acp_agent(graph, **{f.name: getattr(options, f.name) for f in dataclasses.fields(options)})
 
         return make
-
-    async def test_tool_completed(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
-        """Overridden: this runner announces a tool call as soon as its name streams (issue 5), before its
-        arguments are complete, so the arguments arrive in the next `tool_call_update`, not in `tool_call`."""
-        from acp.schema import ToolCallProgress, ToolCallStart
-        from acpkit_core.testing import AcpTestClient
-
-        async with AcpTestClient.connect(agent_factory("tool_ok", options)) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            (c.root / "notes.txt").write_text("remember the milk\n")
-            r = await c.prompt("Read notes.txt.", session_id=sid)
-        assert r.stop_reason == "end_turn"
-        (call,) = r.tool_calls.values()
-        assert call.title and call.kind == "read"
-        assert call.statuses == ["pending", "in_progress", "completed"]
-        start = next(u for u in r.updates if isinstance(u, ToolCallStart))
-        assert start.tool_call_id == call.id and start.title == "read_file"
-        first = next(u for u in r.updates if isinstance(u, ToolCallProgress))
-        assert first.raw_input == {"path": "notes.txt"}
-        assert call.raw_input == {"path": "notes.txt"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from acpkit_core.config import STANDARD_MODES
@@ -25,7 +25,9 @@ def hitl_agent(mode: str, model: FakeChatModel, **options: Any) -> Any:
         model,
         tools=[delete_file, write_file],
         middleware=[
-            HumanInTheLoopMiddleware(interrupt_on={"delete_file": True, "write_file": True}, interrupt_mode=mode)
+            HumanInTheLoopMiddleware(
+                interrupt_on={"delete_file": True, "write_file": True}, interrupt_mode=cast(Any, mode)
+            )
         ],  # type: ignore[arg-type]
         checkpointer=InMemorySaver(),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from acp.schema import (
@@ -23,6 +23,7 @@ from acpkit_core.errors import PromptError
 from acpkit_core.ir import Binary
 from acpkit_core.prompt import parse_prompt
 from langchain_acp.content import (
+    BlockStyle,
     audio_block_to_content,
     embedded_resource_to_content,
     image_block_to_content,
@@ -263,7 +264,7 @@ def test_golden_prompts_reach_a_graph_node_unchanged() -> None:
         case = json.loads(path.read_text(encoding="utf-8"))
         prompt = parse_prompt(case["prompt"])
         for style, key in (("legacy", "langchain"), ("v1", "langchain_v1")):
-            message = to_human_message(prompt, blocks=style, root_dir=case.get("root_dir"))
+            message = to_human_message(prompt, blocks=cast(BlockStyle, style), root_dir=case.get("root_dir"))
             graph.invoke({"messages": [message]})
             assert seen[-1].content == case[key], f"{path.name} ({style})"
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
-from conformance.base import AgentFactory, RunnerConformance
+from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart

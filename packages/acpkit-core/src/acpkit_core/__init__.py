@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .adapters import Adapter, load_adapters
+    from .capabilities import CapabilityProvider, CommandSource, RunnerCapabilities
     from .config import (
         STANDARD_MODES,
         AgentOptions,
@@ -24,16 +25,19 @@ if TYPE_CHECKING:
         SelectOption,
         SelectValue,
     )
+    from .emitter import TurnEmitter
     from .errors import (
         AcpKitError,
         ConfigError,
         HostError,
         HostUnavailableError,
+        InvalidCursorError,
         PathPolicyError,
         PromptError,
         SessionBusyError,
         SessionNotFoundError,
         UserError,
+        to_request_error,
     )
     from .extensions import Extensions
     from .host import ClientHost, CommandResult
@@ -77,10 +81,12 @@ __all__ = [
     "AgentOptions",
     "Binary",
     "BooleanOption",
+    "CapabilityProvider",
     "ClientHost",
     "ClientInfo",
     "Command",
     "CommandResult",
+    "CommandSource",
     "ConfigError",
     "ConfigOption",
     "ContextRef",
@@ -90,6 +96,7 @@ __all__ = [
     "HostError",
     "HostUnavailableError",
     "HttpMcpServer",
+    "InvalidCursorError",
     "Link",
     "LocalClientHost",
     "McpServer",
@@ -105,6 +112,7 @@ __all__ = [
     "PromptError",
     "RememberedPermissions",
     "Runner",
+    "RunnerCapabilities",
     "SelectOption",
     "SelectValue",
     "Session",
@@ -122,6 +130,7 @@ __all__ = [
     "ToolInfo",
     "ToolLister",
     "Turn",
+    "TurnEmitter",
     "TurnUsage",
     "UserError",
     "classify_tool",
@@ -139,12 +148,15 @@ __all__ = [
     "stop_reason_for_finish",
     "thinking_level",
     "thinking_option",
+    "to_request_error",
     "tool_locations",
     "tool_title",
 ]
 
 _HOMES: dict[str, str] = {
     **dict.fromkeys(["Adapter", "load_adapters"], "adapters"),
+    **dict.fromkeys(["CapabilityProvider", "CommandSource", "RunnerCapabilities"], "capabilities"),
+    **dict.fromkeys(["TurnEmitter"], "emitter"),
     **dict.fromkeys(
         [
             "STANDARD_MODES",
@@ -165,11 +177,13 @@ _HOMES: dict[str, str] = {
             "ConfigError",
             "HostError",
             "HostUnavailableError",
+            "InvalidCursorError",
             "PathPolicyError",
             "PromptError",
             "SessionBusyError",
             "SessionNotFoundError",
             "UserError",
+            "to_request_error",
         ],
         "errors",
     ),

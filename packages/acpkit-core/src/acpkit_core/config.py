@@ -1,17 +1,19 @@
 """What a developer configures about an ACP agent, whatever the framework.
 
 [`AgentOptions`][acpkit_core.config.AgentOptions] gathers it; both adapters' `create_acp_agent`
-take the same keywords and pass them here, so each option means the same thing everywhere.
+and `run_acp` take the same keywords, typed by [`AgentOptionsKwargs`][acpkit_core.config.AgentOptionsKwargs],
+and pass them here, so each option means the same thing everywhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from acp.schema import ToolKind
 
+from .errors import UserError
 from .runner import CommandHandler
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STANDARD_MODES",
     "AgentOptions",
+    "AgentOptionsKwargs",
     "BooleanOption",
     "Command",
     "ConfigOption",
@@ -29,6 +32,7 @@ __all__ = [
     "ModelOption",
     "SelectOption",
     "SelectValue",
+    "agent_options",
 ]
 
 READ_ONLY_KINDS: frozenset[ToolKind] = frozenset({"read", "search", "think", "fetch"})
@@ -174,9 +178,11 @@ class AgentOptions:
     version: str = "0.1.0"
     """`agentInfo.version`."""
     store: SessionStore | str | None = None
-    """A store, a SQLite file path, `"memory"`, or `None` for the default SQLite file in the state directory."""
+    """A `SessionStore`, a SQLite file path, `"memory"`, or `None` for `$ACPKIT_STATE_DIR/sessions.sqlite3`
+    (else the XDG state directory)."""
     modes: Sequence[Mode] | None = None
-    """Modes offered; `None` for none. Pass `STANDARD_MODES` for the standard preset."""
+    """Modes offered; `None` for none. `STANDARD_MODES` is the standard preset (agentic, interactive,
+    readonly, planning)."""
     default_mode: str | None = None
     """Initial mode id (defaults to the first mode)."""
     models: Sequence[ModelOption] = ()
@@ -184,13 +190,14 @@ class AgentOptions:
     default_model: str | None = None
     """Initial model id (defaults to the first model)."""
     config_options: Sequence[ConfigOption] = ()
-    """Custom config options."""
+    """Custom `SelectOption` / `BooleanOption`s, readable in `turn.session.config`."""
     commands: Sequence[Command] = ()
-    """Custom slash commands."""
+    """Custom slash `Command`s besides `/model`, `/mode`, `/tools`, `/clear`."""
     permission_policy: PermissionPolicy | None = None
-    """Which tools need the user's permission (besides what the mode and the framework ask)."""
+    """A `PermissionPolicy`: which tools ask first (besides what the mode and the framework ask), by name
+    pattern or kind."""
     tool_kinds: Mapping[str, ToolKind] = field(default_factory=dict[str, ToolKind])
-    """Per-tool overrides of the tool-kind classifier."""
+    """Per-tool overrides of the tool-kind classifier (`{"lookup": "search", "mcp__db__*": "read"}`)."""
     coalesce_ms: float = 0.0
     """Merge text/thought deltas arriving within this window into one chunk (0: off)."""
     allowed_paths: Sequence[str] = ()
@@ -216,3 +223,54 @@ class AgentOptions:
     together), in bytes; a larger one is answered -32602 before the turn starts. `None`: the
     `ACPKIT_MAX_PROMPT_BYTES` environment variable, else 16 MiB (see
     [`MAX_PROMPT_BYTES`][acpkit_core.limits.MAX_PROMPT_BYTES])."""
+
+
+class AgentOptionsKwargs(TypedDict, total=False):
+    """[`AgentOptions`][acpkit_core.config.AgentOptions] as keyword arguments of an adapter's entry points.
+
+    Every field of `AgentOptions` but `models` (each adapter takes its own model specs), with the
+    same types; an adapter's options `TypedDict` extends it and its `create_acp_agent` / `run_acp`
+    take `**options: Unpack[...]`. The meaning and default of each is the `AgentOptions` field's.
+    """
+
+    name: str
+    title: str | None
+    version: str
+    store: SessionStore | str | None
+    modes: Sequence[Mode] | None
+    default_mode: str | None
+    default_model: str | None
+    config_options: Sequence[ConfigOption]
+    commands: Sequence[Command]
+    permission_policy: PermissionPolicy | None
+    tool_kinds: Mapping[str, ToolKind]
+    coalesce_ms: float
+    allowed_paths: Sequence[str]
+    context_window: int | None
+    transcript_flush_ms: float
+    max_stored_attachment: int | None
+    extensions: Extensions | None
+    max_message_bytes: int | None
+    max_prompt_bytes: int | None
+
+
+def agent_options(
+    kwargs: AgentOptionsKwargs, *, models: Sequence[ModelOption] = (), default_name: str | None = None
+) -> AgentOptions:
+    """The `AgentOptions` an adapter's entry point was given, once it has taken its own keywords out.
+
+    Raises `UserError` naming any keyword left that is not an option, so a misspelt option is refused
+    instead of ignored.
+    """
+    unknown = sorted(set(kwargs) - _OPTION_NAMES)
+    if unknown:
+        raise UserError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"the options are {', '.join(sorted(_OPTION_NAMES | {'models'}))} and the adapter's own"
+        )
+    if default_name is not None and "name" not in kwargs:
+        kwargs = {**kwargs, "name": default_name}
+    return AgentOptions(models=tuple(models), **kwargs)
+
+
+_OPTION_NAMES = frozenset(AgentOptionsKwargs.__annotations__)

@@ -9,25 +9,37 @@ AcpKitError                 base of everything ACP Kit raises on purpose
 ├── HostError               the client's fs/terminal cannot serve the request
 │   ├── HostUnavailableError    the client did not advertise the capability
 │   └── PathPolicyError         the path lies outside the session's allowed directories
-└── ConfigError             an unknown mode, config option or value (-32602)
+├── ConfigError             an unknown mode, config option or value (-32602)
+└── InvalidCursorError      a `session/list` cursor the store did not issue (-32602)
 ```
 
-Only the server boundary turns these into `acp.RequestError` codes.
+[`to_request_error`][acpkit_core.errors.to_request_error] gives each its JSON-RPC error; the server
+applies it at its boundary, and a runner that answers requests itself (the hand-built LangChain
+path) applies the same mapping.
 """
 
 from __future__ import annotations
+
+from acp import RequestError
 
 __all__ = [
     "AcpKitError",
     "ConfigError",
     "HostError",
     "HostUnavailableError",
+    "InvalidCursorError",
     "PathPolicyError",
     "PromptError",
     "SessionBusyError",
     "SessionNotFoundError",
     "UserError",
+    "to_request_error",
 ]
+
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
 
 
 class AcpKitError(Exception):
@@ -97,3 +109,27 @@ class PathPolicyError(HostError):
 
 class ConfigError(AcpKitError, ValueError):
     """An unknown mode, config option or option value."""
+
+
+class InvalidCursorError(AcpKitError, ValueError):
+    """A `session/list` cursor that this store did not issue."""
+
+
+def to_request_error(exc: Exception) -> RequestError | None:
+    """The JSON-RPC error for an ACP Kit error, `None` for anything else.
+
+    `SessionNotFoundError` is -32002 with the id; `PromptError` -32602 with the block index, field
+    and reason; `ConfigError` and `InvalidCursorError` -32602; `SessionBusyError` -32600;
+    `UserError` -32603 ("agent misconfigured").
+    """
+    if isinstance(exc, SessionNotFoundError):
+        return RequestError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": exc.session_id})
+    if isinstance(exc, PromptError):
+        return RequestError(INVALID_PARAMS, str(exc), {"index": exc.index, "field": exc.field, "reason": exc.reason})
+    if isinstance(exc, ConfigError | InvalidCursorError):
+        return RequestError(INVALID_PARAMS, str(exc))
+    if isinstance(exc, SessionBusyError):
+        return RequestError(INVALID_REQUEST, str(exc))
+    if isinstance(exc, UserError):
+        return RequestError(INTERNAL_ERROR, f"agent misconfigured: {exc}")
+    return None

@@ -11,7 +11,7 @@ run_acp(create_agent("openai:gpt-5", tools=[...]), name="my-agent")
 from __future__ import annotations
 
 from .acp_chat_model import AcpChatModel
-from .agent import create_acp_agent, create_runner, run_acp
+from .agent import LangChainAcpOptions, create_acp_agent, create_runner, run_acp
 from .callbacks import AcpCallbackHandler
 from .content import (
     part_to_content,
@@ -53,6 +53,7 @@ __all__ = [
     "AcpThinkingMiddleware",
     "AcpToolMiddleware",
     "GraphFactory",
+    "LangChainAcpOptions",
     "LangGraphRunner",
     "LangGraphSessionState",
     "SessionContext",

@@ -46,7 +46,7 @@ class LangChainAdapter:
 
     def create_agent(self, obj: object, options: AgentOptions) -> Any:
         """The `AcpAgent` serving `obj` with `options`."""
-        from acpkit_core.server import AcpAgent
+        from acpkit_core import AcpAgent
 
         from .agent import create_runner
 

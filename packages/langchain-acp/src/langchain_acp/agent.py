@@ -3,47 +3,48 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Unpack
 
-from acpkit_core.config import AgentOptions
+from acpkit_core.config import AgentOptions, AgentOptionsKwargs, ModelOption, agent_options
 from acpkit_core.errors import UserError
 from acpkit_core.store import open_store
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
 
 from ._checkpoint import CHECKPOINT_FILE, EmbeddedCheckpointer
-from .middleware.thinking import check_thinking_middleware
 from .runner import EditHook, Graph, GraphFactory, LangGraphRunner
 
 if TYPE_CHECKING:
-    from typing import TypedDict
-
-    from acpkit_core.server import AcpAgent
-
-    class _Options(TypedDict, total=False):
-        name: str
-        title: str | None
-        version: str
-        store: Any
-        modes: Any
-        default_mode: str | None
-        models: Any
-        default_model: str | None
-        config_options: Any
-        commands: Any
-        permission_policy: Any
-        tool_kinds: Any
-        coalesce_ms: float
-        allowed_paths: Any
-        context_window: int | None
-        transcript_flush_ms: float
-        max_stored_attachment: int | None
-        extensions: Any
-        max_message_bytes: int | None
-        max_prompt_bytes: int | None
+    from acpkit_core import AcpAgent
 
 
-__all__ = ["create_acp_agent", "create_runner", "run_acp"]
+class LangChainAcpOptions(AgentOptionsKwargs, total=False):
+    """The keywords of [`create_acp_agent`][langchain_acp.create_acp_agent] and [`run_acp`][langchain_acp.run_acp].
+
+    The LangGraph options below, plus every [`AgentOptions`][acpkit_core.config.AgentOptions] field.
+    """
+
+    graph_factory: GraphFactory
+    """Instead of `graph`: builds the graph of each session from a
+    [`SessionContext`][langchain_acp.runner.SessionContext] (the session, the chosen model and the
+    client's MCP tools). Default: none."""
+    checkpointer: BaseCheckpointSaver[Any] | None
+    """A LangGraph saver to use. Default: the graph's own, else one embedded beside the session store
+    (`langgraph-checkpoints.sqlite3`; in memory for the memory store)."""
+    recursion_limit: int | None
+    """LangGraph's recursion limit per run; reaching it ends the turn `max_turn_requests`. Default:
+    LangGraph's."""
+    edit_tool_call: EditHook | None
+    """Replace a tool call's arguments when the user approves it. Default: none."""
+    durability: Durability
+    """When LangGraph writes checkpoints: `"exit"` (once per run), or `"async"`/`"sync"` (after every
+    step); the trade-off is on the Sessions page. Default: `"exit"`."""
+    models: Sequence[ModelOption]
+    """Models offered in the `model` config option (the graph factory reads the choice). Default: none."""
+
+
+__all__ = ["LangChainAcpOptions", "create_acp_agent", "create_runner", "run_acp"]
 
 _DEFAULT_GRAPH_NAME = "LangGraph"
 """The name LangGraph gives a graph nobody named."""
@@ -83,70 +84,38 @@ def create_runner(
     return runner, options
 
 
-def create_acp_agent(
-    graph: Graph | None = None,
-    *,
-    graph_factory: GraphFactory | None = None,
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-    recursion_limit: int | None = None,
-    edit_tool_call: EditHook | None = None,
-    durability: Durability = "exit",
-    **options: Unpack[_Options],
-) -> AcpAgent:
+def create_acp_agent(graph: Graph | None = None, **options: Unpack[LangChainAcpOptions]) -> AcpAgent:
     """An ACP agent serving a compiled LangGraph graph (or a graph built per session by `graph_factory`).
 
     Args:
         graph: A compiled graph whose state has `messages` (`create_agent(...)`, a DeepAgents graph,
             `StateGraph(...).compile()`). It is never mutated.
-        graph_factory: Instead of `graph`: builds the graph of each session from a
-            [`SessionContext`][langchain_acp.runner.SessionContext] (the session, the chosen model and
-            the client's MCP tools).
-        checkpointer: A LangGraph saver to use. By default the graph's own, else one embedded beside
-            the session store (`langgraph-checkpoints.sqlite3`; in memory for the memory store).
-        recursion_limit: LangGraph's recursion limit per run; reaching it ends the turn `max_turn_requests`.
-        edit_tool_call: Replace a tool call's arguments when the user approves it.
-        durability: When LangGraph writes checkpoints: `"exit"` (default: once per run), or
-            `"async"`/`"sync"` (after every step); the trade-off is on the Sessions page.
-        **options: [`AgentOptions`][acpkit_core.config.AgentOptions] fields (`name`, `store`, `modes`, ...).
+        **options: The [`LangChainAcpOptions`][langchain_acp.LangChainAcpOptions].
     """
-    from acpkit_core.server import AcpAgent
+    from acpkit_core import AcpAgent
 
+    graph_factory = options.pop("graph_factory", None)
     if graph is None and graph_factory is None:
         raise UserError("create_acp_agent: pass a compiled graph or `graph_factory=`")
-    if graph is not None:
-        check_thinking_middleware(list(graph.nodes), options.get("config_options", ()))
-    runner, agent_options = create_runner(
+    checkpointer = options.pop("checkpointer", None)
+    recursion_limit = options.pop("recursion_limit", None)
+    edit_tool_call = options.pop("edit_tool_call", None)
+    durability = options.pop("durability", "exit")
+    models = options.pop("models", ())
+    runner, served = create_runner(
         graph,
         graph_factory=graph_factory,
         checkpointer=checkpointer,
-        options=AgentOptions(**options),
+        options=agent_options(options, models=models),
         recursion_limit=recursion_limit,
         edit_tool_call=edit_tool_call,
         durability=durability,
     )
-    return AcpAgent(runner, agent_options)
+    return AcpAgent(runner, served)
 
 
-def run_acp(
-    graph: Graph | None = None,
-    *,
-    graph_factory: GraphFactory | None = None,
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-    recursion_limit: int | None = None,
-    edit_tool_call: EditHook | None = None,
-    durability: Durability = "exit",
-    **options: Unpack[_Options],
-) -> None:
+def run_acp(graph: Graph | None = None, **options: Unpack[LangChainAcpOptions]) -> None:
     """Serve `graph` over ACP on stdin/stdout until the client disconnects (see `create_acp_agent`)."""
-    from acpkit_core.server import run_stdio
+    from acpkit_core import run_stdio
 
-    agent = create_acp_agent(
-        graph,
-        graph_factory=graph_factory,
-        checkpointer=checkpointer,
-        recursion_limit=recursion_limit,
-        edit_tool_call=edit_tool_call,
-        durability=durability,
-        **options,
-    )
-    run_stdio(agent)
+    run_stdio(create_acp_agent(graph, **options))

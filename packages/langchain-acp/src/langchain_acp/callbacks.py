@@ -19,9 +19,9 @@ from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
+from acpkit_core.emitter import TurnEmitter, WireUpdate, update_from_json
 from acpkit_core.permissions import PermissionGate, PermissionPolicy, RememberedPermissions
 from acpkit_core.runner import PermissionDecision
-from acpkit_core.server.emitter import TurnEmitter, WireUpdate, update_from_json
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk

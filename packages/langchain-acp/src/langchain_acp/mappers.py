@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from acp.schema import PlanEntryStatus, StopReason
+from acpkit_core.errors import to_request_error
 from acpkit_core.runner import PlanItem, TurnUsage
-from acpkit_core.server import to_request_error
 from acpkit_core.stop import stop_reason_for_finish
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.errors import GraphRecursionError
@@ -70,7 +70,7 @@ def stop_reason_from_error(error: BaseException) -> StopReason | None:
 def error_code(error: BaseException) -> int:
     """The JSON-RPC error code for an exception raised while running a graph.
 
-    ACP Kit's own errors map exactly as at the server boundary (`acpkit_core.server.to_request_error`);
+    ACP Kit's own errors map exactly as at the server boundary (`acpkit_core.errors.to_request_error`);
     provider authentication errors are -32000 (auth required); anything else is -32603.
     """
     mapped = to_request_error(error) if isinstance(error, Exception) else None

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
 from acp.schema import StopReason
+from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.runner import Session, ToolInfo, Turn
-from acpkit_core.server.capabilities import RunnerCapabilities
 from acpkit_core.stop import stop_reason_for_finish
 from acpkit_core.tool_calls import ToolCalls
 from acpkit_core.tools import tool_title

@@ -10,7 +10,7 @@ run_acp(Agent("openai:gpt-5", name="assistant"))
 
 from __future__ import annotations
 
-from ._agent import ModelSpec, create_acp_agent, run_acp
+from ._agent import ModelSpec, PydanticAcpOptions, create_acp_agent, run_acp
 from .acp_model import AcpModel, AcpStreamedResponse
 from .approvals import CANCELLED_TEXT, DECLINED_TEXT
 from .client_tools import CLIENT_TOOL_NAMES, client_toolset
@@ -36,6 +36,7 @@ __all__ = [
     "EventProjector",
     "ModelSpec",
     "PlanStep",
+    "PydanticAcpOptions",
     "PydanticRunner",
     "client_toolset",
     "create_acp_agent",

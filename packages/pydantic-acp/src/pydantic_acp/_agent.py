@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Unpack
 
-from acp.schema import ToolKind
-from acpkit_core.config import AgentOptions, Command, ConfigOption, Mode, ModelOption
+from acpkit_core import AcpAgent, run_stdio
+from acpkit_core.config import AgentOptionsKwargs, ModelOption, agent_options
 from acpkit_core.errors import UserError
-from acpkit_core.server import AcpAgent, run_stdio
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import UsageLimits
 
 from .runner import AgentFactory, AnyAgent, DepsFactory, PydanticRunner
 
-if TYPE_CHECKING:
-    from acpkit_core.extensions import Extensions
-    from acpkit_core.permissions import PermissionPolicy
-    from acpkit_core.store import SessionStore
-
-__all__ = ["ModelSpec", "create_acp_agent", "run_acp"]
+__all__ = ["ModelSpec", "PydanticAcpOptions", "create_acp_agent", "run_acp"]
 
 ModelSpec = ModelOption | Model | str
 """A model offered to the user: a `ModelOption`, a pydantic-ai `Model`, or a model name (`openai:gpt-5`)."""
@@ -49,113 +43,63 @@ def _models(specs: Sequence[ModelSpec]) -> tuple[list[ModelOption], dict[str, Mo
     return options, by_id
 
 
-def create_acp_agent(
-    agent: AnyAgent | None = None,
-    *,
-    agent_factory: AgentFactory | None = None,
-    models: Sequence[ModelSpec] = (),
-    client_tools: bool = False,
-    plan_tool: bool | None = None,
-    usage_limits: UsageLimits | None = None,
-    model_settings: ModelSettings | None = None,
-    deps_factory: DepsFactory | None = None,
-    report_tool_errors: bool = True,
-    connect_mcp_servers: bool = True,
-    name: str | None = None,
-    title: str | None = None,
-    version: str = "0.1.0",
-    store: SessionStore | str | None = None,
-    modes: Sequence[Mode] | None = None,
-    default_mode: str | None = None,
-    default_model: str | None = None,
-    config_options: Sequence[ConfigOption] = (),
-    commands: Sequence[Command] = (),
-    permission_policy: PermissionPolicy | None = None,
-    tool_kinds: Mapping[str, ToolKind] | None = None,
-    coalesce_ms: float = 0.0,
-    allowed_paths: Sequence[str] = (),
-    context_window: int | None = None,
-    transcript_flush_ms: float = 100.0,
-    max_stored_attachment: int | None = 1_000_000,
-    extensions: Extensions | None = None,
-    max_message_bytes: int | None = None,
-    max_prompt_bytes: int | None = None,
-) -> AcpAgent:
+class PydanticAcpOptions(AgentOptionsKwargs, total=False):
+    """The keywords of [`create_acp_agent`][pydantic_acp.create_acp_agent] and [`run_acp`][pydantic_acp.run_acp].
+
+    The pydantic-ai options below, plus every [`AgentOptions`][acpkit_core.config.AgentOptions]
+    field (`name` defaults to the agent's name, else `pydantic-acp`).
+    """
+
+    agent_factory: AgentFactory
+    """Instead of `agent`: `(session) -> Agent` (or an awaitable), called before each turn, so the agent
+    may depend on the session's cwd, mode or config. Default: none."""
+    models: Sequence[ModelSpec]
+    """Models offered in the `model` config option: model names (`"openai:gpt-5"`), `Model` instances
+    (offered as `system:model_name`) or `ModelOption`s; the first is the default. Default: none."""
+    client_tools: bool
+    """Offer `read_file`, `write_file` and `run_command` through the client. Default: `False`."""
+    plan_tool: bool | None
+    """Offer the `update_plan` tool: `None` in plan-only modes only, `True` always, `False` never.
+    Default: `None`."""
+    usage_limits: UsageLimits | None
+    """`UsageLimits` of each turn; hitting one ends the turn `max_turn_requests` (requests, tool calls,
+    cost) or `max_tokens` (token limits). Default: none."""
+    model_settings: ModelSettings | None
+    """`ModelSettings` of each run. Default: none."""
+    deps_factory: DepsFactory | None
+    """`(turn) -> deps` for agents with dependencies. Default: none."""
+    report_tool_errors: bool
+    """A tool that raises becomes a failed tool call the model reads (`ValueError: ...`); `False` ends
+    the turn instead. Default: `True`."""
+    connect_mcp_servers: bool
+    """Connect the MCP servers the client sends in `session/new`. Default: `True`."""
+
+
+def create_acp_agent(agent: AnyAgent | None = None, **options: Unpack[PydanticAcpOptions]) -> AcpAgent:
     """The ACP agent serving a `pydantic_ai.Agent` (for `acp.run_agent`, tests, custom transports).
 
     Args:
         agent: The agent to serve. It is never modified.
-        agent_factory: Instead of `agent`: builds the agent for a session, before each turn.
-        models: Models the user may choose in the `model` config option; `Model` instances are
-            offered as `system:model_name`. The first is the default unless `default_model` says otherwise.
-        client_tools: Offer `read_file`, `write_file` and `run_command` through the client.
-        plan_tool: Offer the `update_plan` tool: `None` in plan-only modes only, `True` always, `False` never.
-        usage_limits: Limits of each turn; hitting one ends the turn with `max_turn_requests` or `max_tokens`.
-        model_settings: Model settings of each run.
-        deps_factory: Builds the run's `deps` from the turn.
-        report_tool_errors: A tool that raises reports a failed tool call to the model instead of ending the turn.
-        connect_mcp_servers: Connect the MCP servers the client sends in `session/new`.
-        name: `agentInfo.name` (default: the agent's name, else `pydantic-acp`).
-        title: `agentInfo.title`.
-        version: `agentInfo.version`.
-        store: A session store, a SQLite path, `"memory"`, or `None` for the default SQLite file.
-        modes: Session modes offered (`STANDARD_MODES` for the standard preset).
-        default_mode: The initial mode id.
-        default_model: The initial model id.
-        config_options: Custom config options.
-        commands: Custom slash commands.
-        permission_policy: Which tools need the user's permission.
-        tool_kinds: Per-tool overrides of the tool-kind classifier.
-        coalesce_ms: Merge text deltas arriving within this many milliseconds.
-        allowed_paths: Directories besides each session's cwd that client tools may touch.
-        context_window: The model's context window in tokens, for `usage_update` when the model's
-            profile does not give one.
-        transcript_flush_ms: How often a running turn's updates are written to the store.
-        max_stored_attachment: Largest prompt attachment kept in the stored transcript (`None`: all).
-        extensions: Extension methods and notifications the agent serves (`acpkit_core.extensions`).
-        max_message_bytes: The largest JSON-RPC message accepted from the client (default: the
-            `ACPKIT_MAX_MESSAGE_BYTES` environment variable, else 32 MiB).
-        max_prompt_bytes: The largest prompt accepted (default: `ACPKIT_MAX_PROMPT_BYTES`, else 16 MiB).
+        **options: The [`PydanticAcpOptions`][pydantic_acp.PydanticAcpOptions].
     """
-    model_options, by_id = _models(models)
+    model_options, by_id = _models(options.pop("models", ()))
     runner = PydanticRunner(
         agent,
-        agent_factory=agent_factory,
+        agent_factory=options.pop("agent_factory", None),
         models=by_id,
-        client_tools=client_tools,
-        plan_tool=plan_tool,
-        usage_limits=usage_limits,
-        model_settings=model_settings,
-        deps_factory=deps_factory,
-        report_tool_errors=report_tool_errors,
-        connect_mcp_servers=connect_mcp_servers,
-        max_stored_attachment=max_stored_attachment,
+        client_tools=options.pop("client_tools", False),
+        plan_tool=options.pop("plan_tool", None),
+        usage_limits=options.pop("usage_limits", None),
+        model_settings=options.pop("model_settings", None),
+        deps_factory=options.pop("deps_factory", None),
+        report_tool_errors=options.pop("report_tool_errors", True),
+        connect_mcp_servers=options.pop("connect_mcp_servers", True),
+        max_stored_attachment=options.get("max_stored_attachment", 1_000_000),
     )
-    options = AgentOptions(
-        name=name or (agent.name if agent is not None and agent.name else None) or "pydantic-acp",
-        title=title,
-        version=version,
-        store=store,
-        modes=modes,
-        default_mode=default_mode,
-        models=model_options,
-        default_model=default_model,
-        config_options=config_options,
-        commands=commands,
-        permission_policy=permission_policy,
-        tool_kinds=dict(tool_kinds or {}),
-        coalesce_ms=coalesce_ms,
-        allowed_paths=allowed_paths,
-        context_window=context_window,
-        transcript_flush_ms=transcript_flush_ms,
-        max_stored_attachment=max_stored_attachment,
-        extensions=extensions,
-        max_message_bytes=max_message_bytes,
-        max_prompt_bytes=max_prompt_bytes,
-    )
-    return AcpAgent(runner, options)
+    name = (agent.name if agent is not None else None) or "pydantic-acp"
+    return AcpAgent(runner, agent_options(options, models=model_options, default_name=name))
 
 
-def run_acp(agent: AnyAgent | None = None, **kwargs: Any) -> None:
+def run_acp(agent: AnyAgent | None = None, **options: Unpack[PydanticAcpOptions]) -> None:
     """Serve `agent` over stdio until the client disconnects (takes `create_acp_agent`'s keywords)."""
-    run_stdio(create_acp_agent(agent, **kwargs))
+    run_stdio(create_acp_agent(agent, **options))

@@ -54,7 +54,7 @@ class PydanticAdapter:
 
     def create_agent(self, obj: object, options: AgentOptions) -> Any:
         """The `AcpAgent` serving `obj` with `options`."""
-        from acpkit_core.server import AcpAgent
+        from acpkit_core import AcpAgent
 
         from .runner import PydanticRunner
 

@@ -18,9 +18,9 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, cast
 
 from acp.schema import StopReason
+from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
 from acpkit_core.runner import Session, ToolInfo, Turn
-from acpkit_core.server.capabilities import RunnerCapabilities
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage

@@ -1,20 +1,13 @@
-"""The ACP server: one [`AcpAgent`][acpkit_core.server.AcpAgent] per connection, over any runner."""
+"""The ACP server: one [`AcpAgent`][acpkit_core.server.AcpAgent] per connection, over any runner.
+
+Runners and adapters do not import from here: what they may use is the public runner contract
+(`acpkit_core.runner`, `acpkit_core.capabilities`, `acpkit_core.emitter`, `acpkit_core.permissions`,
+`acpkit_core.errors`, ...), and `AcpAgent` / `run_stdio` are importable from `acpkit_core` itself.
+"""
 
 from __future__ import annotations
 
-from ._boundary import to_request_error
 from .agent import AcpAgent
-from .capabilities import CapabilityProvider, RunnerCapabilities
-from .commands import CommandSource
 from .stdio import run_stdio, serve_stdio, serve_streams
 
-__all__ = [
-    "AcpAgent",
-    "CapabilityProvider",
-    "CommandSource",
-    "RunnerCapabilities",
-    "run_stdio",
-    "serve_stdio",
-    "serve_streams",
-    "to_request_error",
-]
+__all__ = ["AcpAgent", "run_stdio", "serve_stdio", "serve_streams"]

@@ -1,4 +1,4 @@
-"""The one place where ACP Kit errors become JSON-RPC errors."""
+"""The one place where ACP Kit errors leave an agent method as JSON-RPC errors."""
 
 from __future__ import annotations
 
@@ -8,19 +8,15 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from acp import RequestError
 
-from ..errors import ConfigError, PromptError, SessionBusyError, SessionNotFoundError, UserError
-from ..store import InvalidCursorError
+from ..errors import to_request_error
 
-__all__ = ["TurnFailed", "boundary", "to_request_error"]
+__all__ = ["TurnFailed", "boundary"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 S = TypeVar("S")
 
 INTERNAL_ERROR = -32603
-INVALID_PARAMS = -32602
-INVALID_REQUEST = -32600
-RESOURCE_NOT_FOUND = -32002
 
 
 class TurnFailed(RequestError):
@@ -34,21 +30,6 @@ class TurnFailed(RequestError):
         super().__init__(INTERNAL_ERROR, f"The agent failed: {cause}", {"sessionId": session_id, "cause": cause})
         self.cause = cause
         """The one-line cause: the exception's type and the first line of its message."""
-
-
-def to_request_error(exc: Exception) -> RequestError | None:
-    """The JSON-RPC error for an ACP Kit error, `None` for anything else."""
-    if isinstance(exc, SessionNotFoundError):
-        return RequestError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": exc.session_id})
-    if isinstance(exc, PromptError):
-        return RequestError(INVALID_PARAMS, str(exc), {"index": exc.index, "field": exc.field, "reason": exc.reason})
-    if isinstance(exc, ConfigError | InvalidCursorError):
-        return RequestError(INVALID_PARAMS, str(exc))
-    if isinstance(exc, SessionBusyError):
-        return RequestError(INVALID_REQUEST, str(exc))
-    if isinstance(exc, UserError):
-        return RequestError(-32603, f"agent misconfigured: {exc}")
-    return None
 
 
 def boundary(

@@ -38,13 +38,13 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ._boundary import boundary
 from ._sdk import route_session_delete, route_wire_prompt
 from .builtins import BuiltinCommands
-from .capabilities import CapabilityProvider, RunnerCapabilities
 from .commands import available_commands, collect_commands
 from .options import SessionOptions
 from .outbox import Outbox

@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, runtime_checkable
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
+from ..capabilities import CommandSource
 from ..config import Command
 from ..ir import Prompt, Text
 from ..runner import Runner, StopReason, ToolLister, Turn
 from .builtins import BuiltinCommands
 
-__all__ = ["CommandSource", "available_commands", "collect_commands", "match_command"]
-
-
-@runtime_checkable
-class CommandSource(Protocol):
-    """Optional on a runner: slash commands it contributes."""
-
-    def commands(self) -> Sequence[Command]:
-        """The runner's commands."""
-        ...
+__all__ = ["available_commands", "collect_commands", "match_command"]
 
 
 def _builtin(

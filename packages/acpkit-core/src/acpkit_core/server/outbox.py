@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from acp import Client
 
+from ..emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
 from ._sdk import Notify, raw_notifier
-from .emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
 
 __all__ = ["Outbox"]
 

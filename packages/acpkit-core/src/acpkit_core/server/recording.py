@@ -17,10 +17,10 @@ import logging
 import uuid
 from collections.abc import Sequence
 
+from ..emitter import TurnEmitter
 from ..runner import Session
 from ..store import SessionStore
 from ..store.base import DEFAULT_LEASE_SECONDS, JsonDict, cap_attachments
-from .emitter import TurnEmitter
 
 __all__ = ["INTERRUPTED_TEXT", "TurnRecorder", "interruption_updates", "new_owner"]
 

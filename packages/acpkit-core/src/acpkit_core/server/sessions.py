@@ -11,11 +11,11 @@ from acp.schema import AcpMcpServer, McpServerStdio
 from acp.schema import HttpMcpServer as WireHttpMcpServer
 from acp.schema import SseMcpServer as WireSseMcpServer
 
+from ..emitter import SessionUpdate, update_from_json
 from ..permissions import RememberedPermissions
 from ..runner import HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 from ..store.base import JsonDict
 from ..tool_calls import json_object
-from .emitter import SessionUpdate, update_from_json
 from .turn import ServerTurn
 
 __all__ = ["LiveSession", "WireMcpServer", "compact_transcript", "mcp_servers_from_wire", "replay_updates"]

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
 
+from ..emitter import TurnEmitter
 from ..host import ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
 from ..runner import ClientInfo, PermissionDecision, Session
 from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
-from .emitter import TurnEmitter
 
 if TYPE_CHECKING:
     from acp import Client

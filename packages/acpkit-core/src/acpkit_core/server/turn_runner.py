@@ -20,13 +20,13 @@ from acp.schema import (
 )
 
 from ..config import AgentOptions, Command
+from ..emitter import TurnEmitter
 from ..errors import AcpKitError, SessionBusyError
 from ..runner import Runner, StopReason
 from ..store.base import now_iso
 from ._boundary import TurnFailed
 from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_title
 from .commands import match_command
-from .emitter import TurnEmitter
 from .recording import TurnRecorder, interruption_updates, new_owner
 from .session_manager import SessionManager
 from .sessions import LiveSession

@@ -31,7 +31,7 @@ from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 import pydantic_core
 
-from ..errors import AcpKitError, SessionBusyError
+from ..errors import InvalidCursorError, SessionBusyError
 from ..runner import HistoryLog, HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 
 __all__ = [
@@ -59,10 +59,6 @@ JsonDict: TypeAlias = dict[str, Any]
 DEFAULT_PAGE_SIZE = 50
 DEFAULT_LEASE_SECONDS = 30.0
 """How long a turn lease lasts without renewal (the server renews it while the turn runs)."""
-
-
-class InvalidCursorError(AcpKitError, ValueError):
-    """A `session/list` cursor that this store did not issue."""
 
 
 @dataclass(kw_only=True)

@@ -28,8 +28,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from ..runner import PlanItem, ToolCallContent, TurnUsage
-from ..tool_calls import ToolCalls, json_object
+from .runner import PlanItem, ToolCallContent, TurnUsage
+from .tool_calls import ToolCalls, json_object
 
 __all__ = ["Sender", "SessionUpdate", "TurnEmitter", "WireUpdate", "update_from_json", "update_to_json"]
 
@@ -76,7 +76,7 @@ class TurnEmitter:
     """Implements [`Emitter`][acpkit_core.runner.Emitter] for one turn.
 
     Every update that belongs to the conversation is kept, as its wire JSON, in
-    [`recorded`][acpkit_core.server.emitter.TurnEmitter.recorded] so the server can store it in
+    [`recorded`][acpkit_core.emitter.TurnEmitter.recorded] so the server can store it in
     the transcript when the turn ends. With `coalesce_ms > 0`, text and thought deltas that
     arrive within the window are merged into one chunk.
 
@@ -201,7 +201,7 @@ class TurnEmitter:
         content: Sequence[ToolCallContent] = (),
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """Announce a tool call (recorded in [`tool_calls`][acpkit_core.server.emitter.TurnEmitter.tool_calls])."""
+        """Announce a tool call (recorded in [`tool_calls`][acpkit_core.emitter.TurnEmitter.tool_calls])."""
         if not self.tool_calls.observe(tool_call_id, status, title=title):
             return
         await self.send_tool_call(

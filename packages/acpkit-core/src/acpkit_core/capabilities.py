@@ -1,11 +1,20 @@
-"""What a runner tells the server it can take: prompt content kinds and MCP transports."""
+"""What a runner declares besides `run_turn`: the content and MCP transports it takes, its commands.
+
+Both are optional protocols the server checks with `isinstance`; a runner that declares nothing
+gets the defaults of [`RunnerCapabilities`][acpkit_core.capabilities.RunnerCapabilities] and only
+the built-in commands.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-__all__ = ["CapabilityProvider", "RunnerCapabilities"]
+if TYPE_CHECKING:
+    from .config import Command
+
+__all__ = ["CapabilityProvider", "CommandSource", "RunnerCapabilities"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,9 +35,18 @@ class RunnerCapabilities:
 
 @runtime_checkable
 class CapabilityProvider(Protocol):
-    """Optional on a runner: declare [`RunnerCapabilities`][acpkit_core.server.capabilities.RunnerCapabilities]."""
+    """Optional on a runner: declare [`RunnerCapabilities`][acpkit_core.capabilities.RunnerCapabilities]."""
 
     @property
     def capabilities(self) -> RunnerCapabilities:
         """What this runner handles."""
+        ...
+
+
+@runtime_checkable
+class CommandSource(Protocol):
+    """Optional on a runner: slash commands it contributes (after the built-ins, before the developer's)."""
+
+    def commands(self) -> Sequence[Command]:
+        """The runner's commands."""
         ...

@@ -1,23 +1,25 @@
-"""The shared runner conformance suite: the same ACP scenarios against every runner.
+"""The runner conformance suite: the same ACP scenarios against any runner, from your own pytest run.
 
 Each scenario drives an `AcpAgent` through a real JSON-RPC connection (`AcpTestClient.connect`)
 and asserts what the client sees. A runner's test module subclasses
-[`RunnerConformance`][] and provides one fixture, `agent_factory`: a function
-`(scenario, options) -> AcpAgent` building an agent whose framework behaves as the scenario
-says (for example a pydantic-ai `FunctionModel` or a fake LangChain chat model scripted for it).
-Always pass `options` through (it carries the store and the permission policy).
+[`RunnerConformance`][acpkit_core.testing.conformance.RunnerConformance] and provides one fixture,
+`agent_factory`: a function `(scenario, options) -> AcpAgent` building an agent whose framework
+behaves as the scenario says (for example a pydantic-ai `FunctionModel` or a fake LangChain chat
+model scripted for it). Always pass `options` through (it carries the store and the permission
+policy). The scenarios are `async` tests: install `pytest-asyncio` (the class carries its mark).
 
 ```python
-# tests/pydantic/test_conformance.py
-from conformance.base import AgentFactory, RunnerConformance
+# tests/test_conformance.py of your package
+import pytest
+from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
 
-class TestPydanticConformance(RunnerConformance):
-    thoughts = True          # capability flags: set False to skip what the framework cannot do
+class TestMyRunnerConformance(RunnerConformance):
+    thoughts = False         # capability flags: set False to skip what the framework cannot do
 
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:
         def make(scenario: str, options: AgentOptions) -> AcpAgent:
-            return create_acp_agent(build_agent_for(scenario), **vars(options))
+            return AcpAgent(MyRunner(script_for(scenario)), options)
         return make
 ```
 
@@ -38,7 +40,10 @@ ignore it):
 `memory` runs turn 2 on a *new* agent (a fresh `agent_factory("memory", options)` sharing the
 same SQLite file) after `session/load`, which checks that history survives a restart.
 
-Override a test only with a reason in its docstring.
+The scenarios are required: a subclass that redefines one (or sets it to `None`) is refused when
+the class is created, unless the new definition is decorated with
+[`conformance_override`][acpkit_core.testing.conformance.conformance_override] and a reason. What
+a framework cannot do is said with the capability flags, which skip with a visible reason.
 """
 
 from __future__ import annotations
@@ -47,24 +52,42 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import pytest
 from acp import RequestError
 from acp.schema import AgentMessageChunk, ImageContentBlock, ToolCallStart, UserMessageChunk
-from acpkit_core.config import AgentOptions
-from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.server import AcpAgent
-from acpkit_core.testing import AcpTestClient
 
-__all__ = ["AgentFactory", "RunnerConformance"]
+from ..config import AgentOptions
+from ..permissions import PermissionPolicy
+from ..server import AcpAgent
+from .client import AcpTestClient
+
+__all__ = ["REQUIRED_SCENARIOS", "AgentFactory", "RunnerConformance", "conformance_override"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_OVERRIDE = "__conformance_override__"
 
 AgentFactory = Callable[[str, AgentOptions], AcpAgent]
 """`(scenario, options) -> AcpAgent`."""
 
 
+def conformance_override(reason: str) -> Callable[[F], F]:
+    """Allow a subclass to redefine a required scenario; `reason` says why the runner differs."""
+    if not reason.strip():
+        raise ValueError("conformance_override needs a reason")
+
+    def mark(test: F) -> F:
+        setattr(test, _OVERRIDE, reason)
+        return test
+
+    return mark
+
+
 class RunnerConformance:
     """Base class of a runner's conformance tests (not collected itself: its name does not start with `Test`)."""
+
+    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
 
     thoughts: ClassVar[bool] = True
     """The framework streams reasoning."""
@@ -86,6 +109,16 @@ class RunnerConformance:
         return AgentOptions(
             store=str(tmp_path / "sessions.sqlite3"), permission_policy=PermissionPolicy(ask=["delete_*"])
         )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in REQUIRED_SCENARIOS:
+            if name in cls.__dict__ and not getattr(cls.__dict__[name], _OVERRIDE, None):
+                raise TypeError(
+                    f"{cls.__qualname__}.{name} replaces a required conformance scenario; set a capability "
+                    f"flag to skip what the framework cannot do, or decorate the new test with "
+                    f"@conformance_override('why this runner differs')"
+                )
 
     # --- scenarios ---------------------------------------------------------------------------------
 
@@ -123,7 +156,10 @@ class RunnerConformance:
         assert call.status == "completed"
         assert call.statuses[-1] == "completed" and "failed" not in call.statuses
         start = next(u for u in r.updates if isinstance(u, ToolCallStart))
-        assert start.raw_input == {"path": "notes.txt"}
+        assert start.tool_call_id == call.id
+        # the arguments in the call as the client holds it: in `tool_call`, or in a later update when
+        # the runner announces the call as soon as the model names the tool
+        assert call.raw_input == {"path": "notes.txt"}
 
     async def test_tool_failed(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         async with AcpTestClient.connect(agent_factory("tool_fail", options)) as c:
@@ -205,3 +241,7 @@ class RunnerConformance:
         assert r.stop_reason == "end_turn"
         users = [u for u in replayed if isinstance(u, UserMessageChunk)]
         assert len(users) == 1  # the refused prompt left no trace
+
+
+REQUIRED_SCENARIOS = frozenset(name for name in vars(RunnerConformance) if name.startswith("test_"))
+"""The scenarios every runner runs (a subclass may not redefine them without a reason)."""

@@ -1,0 +1,85 @@
+"""A third runner, outside ACP Kit, checked by the shipped conformance suite in its own pytest run.
+
+`ScenarioRunner` stands for an adapter of a framework ACP Kit does not know: it uses only the
+public runner contract (`acpkit_core.runner`, the emitter and permission methods of the turn).
+`TestScenarioRunnerConformance` is all it takes to run every required ACP scenario against it:
+
+    pytest examples/conformance_runner.py      # needs pytest and pytest-asyncio
+
+Each scenario gets a runner scripted for it, as a real adapter would script its framework's model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from acpkit_core import AcpAgent
+from acpkit_core.config import AgentOptions
+from acpkit_core.ir import Text
+from acpkit_core.runner import StopReason, Turn
+from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
+
+
+class ScenarioRunner:
+    """Behaves as each conformance scenario asks, using only the Runner contract."""
+
+    def __init__(self, scenario: str) -> None:
+        self.scenario = scenario
+
+    async def _tool(self, turn: Turn, name: str, args: dict[str, str], work: float | None = None) -> None:
+        kind = turn.classify_tool(name, args)
+        call_id = f"{name}-{len(turn.session.state.get('history', []))}"
+        await turn.emit.tool_call(call_id, title=name, kind=kind, raw_input=args, locations=turn.tool_locations(args))
+        if turn.needs_permission(name, kind):
+            decision = await turn.request_permission(call_id, tool_name=name, title=name, kind=kind, raw_input=args)
+            if not decision.allowed:
+                await turn.emit.tool_call_update(call_id, status="failed", raw_output="rejected")
+                return
+        await turn.emit.tool_call_update(call_id, status="in_progress")
+        if work is not None:
+            await asyncio.sleep(work)  # left open on purpose: the server must close it when cancelled
+        if args.get("path") == "missing.txt":
+            await turn.emit.tool_call_update(call_id, status="failed", raw_output="FileNotFoundError: missing.txt")
+        else:
+            await turn.emit.tool_call_update(call_id, status="completed", raw_output="ok")
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        text = "".join(p.text for p in turn.prompt if isinstance(p, Text))
+        history: list[str] = turn.session.state.setdefault("history", [])
+        s = self.scenario
+        if s == "thought":
+            await turn.emit.thought("The user wants me to think.")
+            await turn.emit.text("Done thinking.")
+        elif s == "tool_ok":
+            await self._tool(turn, "read_file", {"path": "notes.txt"})
+            await turn.emit.text("Read it.")
+        elif s == "tool_fail":
+            await self._tool(turn, "read_file", {"path": "missing.txt"})
+            await turn.emit.text("It is missing.")
+        elif s == "permission":
+            await self._tool(turn, "delete_file", {"path": "old.txt"})
+            await turn.emit.text("Done.")
+        elif s == "cancel_tool":
+            await self._tool(turn, "slow_tool", {}, work=30)
+        elif s == "memory":
+            if "name" in text and history:
+                await turn.emit.text(f"You told me: {history[-1]}")
+            else:
+                await turn.emit.text("Nice to meet you.")
+        else:
+            await turn.emit.text("Hello ")
+            await turn.emit.text("from the agent.")
+        history.append(text)
+        return "end_turn"
+
+
+class TestScenarioRunnerConformance(RunnerConformance):
+    """Every required scenario against `ScenarioRunner`."""
+
+    @pytest.fixture
+    def agent_factory(self) -> AgentFactory:
+        def make(scenario: str, options: AgentOptions) -> AcpAgent:
+            return AcpAgent(ScenarioRunner(scenario), options)
+
+        return make

@@ -1,1 +1,0 @@
-"""The shared runner conformance suite (see `base.py`)."""
