@@ -27,7 +27,7 @@ from uuid import UUID
 
 from acpkit_core.runner import PermissionDecision
 from acpkit_core.tools import tool_title
-from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException
 from langgraph.prebuilt import ToolNode
@@ -37,6 +37,7 @@ from langgraph.types import Command
 
 from ._context import Binding, EditHook, current_binding
 from ._history import NOT_RUN_TEXT
+from ._threads import ThreadToolTwin, running_loop
 
 __all__ = ["AcpToolGate", "ThreadToolGate", "ToolCallRefused", "authorize", "gated_graph", "refusal_text"]
 
@@ -143,7 +144,7 @@ class AcpToolGate(AsyncCallbackHandler):
     @property
     def ignore_agent(self) -> bool:
         """Tool events raised in a worker thread (sync tools) are left to the thread twin."""
-        return _running_loop() is None
+        return running_loop() is None
 
     def thread_twin(self) -> ThreadToolGate:
         """The twin that gates sync tools in worker threads, on the binding's event loop."""
@@ -202,44 +203,18 @@ class AcpToolGate(AsyncCallbackHandler):
             raise ToolCallRefused(refused[0])
 
 
-class ThreadToolGate(BaseCallbackHandler):
+class ThreadToolGate(ThreadToolTwin):
     """The synchronous twin of [`AcpToolGate`][langchain_acp._gate.AcpToolGate] for sync tools in worker threads.
 
     It runs the gate on the binding's event loop and blocks the thread until the gate decided
     (a question may take as long as the user does), then raises its refusal in the thread.
     """
 
-    run_inline = True
     raise_error = True
 
     def __init__(self, owner: AcpToolGate) -> None:
         """Forward to `owner`."""
         self._owner = owner
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Tool events where an event loop is running belong to the async gate."""
-        return _running_loop() is not None
-
-    @property
-    def ignore_llm(self) -> bool:
-        """Not for model events."""
-        return True
-
-    @property
-    def ignore_chain(self) -> bool:
-        """Not for chain events."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Not for retriever events."""
-        return True
-
-    @property
-    def ignore_chat_model(self) -> bool:
-        """Not for chat model events."""
-        return True
 
     def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kwargs: Any) -> Any:
         """Run the gate on the binding's loop and wait for its decision."""
@@ -249,11 +224,4 @@ class ThreadToolGate(BaseCallbackHandler):
         if loop is None or loop.is_closed() or not loop.is_running():
             return coro  # nowhere to forward: LangChain runs it in a loop of its own
         asyncio.run_coroutine_threadsafe(coro, loop).result()
-        return None
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
         return None

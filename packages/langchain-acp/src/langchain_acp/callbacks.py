@@ -31,6 +31,7 @@ from langgraph.errors import GraphBubbleUp
 from ._context import Binding, StaticClassifier, current_binding
 from ._gate import AcpToolGate
 from ._stream import message_parts
+from ._threads import ThreadToolTwin, running_loop
 from ._tools import finish_call
 
 __all__ = ["AcpCallbackHandler", "SessionUpdater", "ThreadToolEvents"]
@@ -92,7 +93,7 @@ def binding_for_connection(
     gate.store, gate.session_id = remembered, session_id
     tracker = emitter.tool_calls
     tracker.classifier, tracker.cwd = StaticClassifier(cwd, tool_kinds), cwd
-    return Binding(emit=emitter, tools=tracker, gate=gate, send=send, loop=_running_loop(), mcp_tools=tuple(mcp_tools))
+    return Binding(emit=emitter, tools=tracker, gate=gate, send=send, loop=running_loop(), mcp_tools=tuple(mcp_tools))
 
 
 class _ConnectionGate(PermissionGate):
@@ -110,13 +111,6 @@ class _ConnectionGate(PermissionGate):
         )
         self.store[self.session_id] = self.remembered
         return decision
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 class AcpCallbackHandler(AsyncCallbackHandler):
@@ -174,7 +168,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
     @property
     def ignore_agent(self) -> bool:
         """Leave tool events raised in a thread without an event loop to the twin, when it is registered."""
-        return self._twin_registered and _running_loop() is None
+        return self._twin_registered and running_loop() is None
 
     # Having these two makes LangChain stream model calls made with `invoke`/`ainvoke` (it looks
     # for a streaming handler), so tokens reach the editor as they come.
@@ -283,7 +277,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         await binding.run(lambda: binding.tools.fail(found[0], f"Error: {error}", name=found[1]))
 
 
-class ThreadToolEvents(BaseCallbackHandler):
+class ThreadToolEvents(ThreadToolTwin):
     """The synchronous twin of an [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler].
 
     It takes the tool events LangChain raises in worker threads (sync tools), runs the handler's
@@ -292,37 +286,11 @@ class ThreadToolEvents(BaseCallbackHandler):
     left to the handler itself. Get it with `AcpCallbackHandler.handlers()`.
     """
 
-    run_inline = True
     raise_error = False
 
     def __init__(self, owner: AcpCallbackHandler) -> None:
         """Forward to `owner`."""
         self._owner = owner
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Tool events where an event loop is running belong to the async handler."""
-        return _running_loop() is not None
-
-    @property
-    def ignore_llm(self) -> bool:
-        """Not for model events."""
-        return True
-
-    @property
-    def ignore_chain(self) -> bool:
-        """Not for chain events."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Not for retriever events."""
-        return True
-
-    @property
-    def ignore_chat_model(self) -> bool:
-        """Not for chat model events."""
-        return True
 
     def _forward(self, coro: Coroutine[Any, Any, None]) -> Coroutine[Any, Any, None] | None:
         binding = self._owner.binding

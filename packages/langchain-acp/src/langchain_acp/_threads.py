@@ -1,0 +1,52 @@
+"""LangChain runs sync tools in worker threads: what the handlers' thread twins share."""
+
+from __future__ import annotations
+
+import asyncio
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+__all__ = ["ThreadToolTwin", "running_loop"]
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or `None` in a worker thread."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class ThreadToolTwin(BaseCallbackHandler):
+    """A sync handler that takes only the tool events raised in worker threads (no running loop).
+
+    Subclasses forward those events to their async owner's event loop; events raised where a loop
+    runs belong to the owner itself.
+    """
+
+    run_inline = True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Tool events where an event loop is running belong to the async owner."""
+        return running_loop() is not None
+
+    @property
+    def ignore_llm(self) -> bool:
+        """Not for model events."""
+        return True
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not for retriever events."""
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """Not for chat model events."""
+        return True
