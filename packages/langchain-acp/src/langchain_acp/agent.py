@@ -13,6 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
 
 from ._checkpoint import CHECKPOINT_FILE, EmbeddedCheckpointer
+from .middleware.thinking import check_thinking_middleware
 from .runner import EditHook, Graph, GraphFactory, LangGraphRunner
 
 if TYPE_CHECKING:
@@ -97,6 +98,8 @@ def create_acp_agent(graph: Graph | None = None, **options: Unpack[LangChainAcpO
     graph_factory = options.pop("graph_factory", None)
     if graph is None and graph_factory is None:
         raise UserError("create_acp_agent: pass a compiled graph or `graph_factory=`")
+    if graph is not None:
+        check_thinking_middleware(list(graph.nodes), options.get("config_options", ()))
     checkpointer = options.pop("checkpointer", None)
     recursion_limit = options.pop("recursion_limit", None)
     edit_tool_call = options.pop("edit_tool_call", None)
