@@ -34,6 +34,8 @@ from .runner import ToolCallContent
 from .tools import classify_tool, tool_locations, tool_title
 
 __all__ = [
+    "NOT_RUN_TEXT",
+    "STOPPED_TEXT",
     "StaticClassifier",
     "ToolCallRecord",
     "ToolCallWire",
@@ -43,6 +45,13 @@ __all__ = [
     "parse_args",
     "unwrap_output",
 ]
+
+NOT_RUN_TEXT = "The user stopped the turn before this tool call ran; the tool did not run."
+"""What the model reads, on the next turn, for a call the stopped turn never started (for example one
+left at its permission question). Both adapters record it in the framework's history."""
+
+STOPPED_TEXT = "The tool call did not finish: the user stopped the turn before it returned."
+"""What the model reads, on the next turn, for a call that was stopped while it ran."""
 
 _RANK: dict[str, int] = {"pending": 0, "in_progress": 1, "completed": 2, "failed": 2}
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
+from acpkit_core.tool_calls import NOT_RUN_TEXT, STOPPED_TEXT
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 __all__ = [
@@ -24,11 +25,6 @@ __all__ = [
     "was_stopped",
 ]
 
-NOT_RUN_TEXT = "The user stopped the turn before this tool call ran; the tool did not run."
-"""What the model reads for a call that was stopped before it started (for example at its permission question)."""
-
-STOPPED_TEXT = "The tool call did not finish: the user stopped the turn before it returned."
-"""What the model reads for a call that was stopped while it ran."""
 
 _KEY = "langgraph.unstarted_calls"
 """`session.state` key: ids of the tool calls a stopped turn never started."""

@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from acpkit_core.runner import Session
+from acpkit_core.tool_calls import NOT_RUN_TEXT, STOPPED_TEXT
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
@@ -50,11 +51,11 @@ __all__ = [
 HISTORY_KEY = "pydantic_ai.messages"
 """Where sessions stored by older versions kept the whole history in `session.state` (read once, moved)."""
 
-INTERRUPTED_TOOL_TEXT = "The tool call did not finish: the user stopped the turn before it returned."
-"""What the model is told about a tool call the turn never answered."""
+INTERRUPTED_TOOL_TEXT = STOPPED_TEXT
+"""What the model is told about a tool call the turn never answered (core's `STOPPED_TEXT`)."""
 
-NOT_RUN_TOOL_TEXT = "The user stopped the turn before this tool call ran; the tool did not run."
-"""What the model is told about a tool call the stopped turn never started."""
+NOT_RUN_TOOL_TEXT = NOT_RUN_TEXT
+"""What the model is told about a tool call the stopped turn never started (core's `NOT_RUN_TEXT`)."""
 
 
 def load_history(session: Session) -> list[ModelMessage]:
