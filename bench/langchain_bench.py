@@ -71,7 +71,7 @@ class _NullEmitter:
 async def mapped_stream(tokens: int, runs: int) -> float:
     """The runner's streaming path (checkpointer, two modes, subgraphs, the mapper) into a null emitter."""
     from acpkit_core.tool_calls import ToolCalls
-    from langchain_acp._stream import StreamMapper
+    from langchain_acp._events import StreamMapper
     from langgraph.checkpoint.memory import InMemorySaver
 
     graph = token_graph(tokens).copy(update={"checkpointer": InMemorySaver()})

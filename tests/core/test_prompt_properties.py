@@ -12,8 +12,8 @@ from acpkit_core.ir import ContextRef, Prompt, Text
 from acpkit_core.prompt import context_wrapper, escape_context_text, parse_prompt
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from langchain_acp.render import render_prompt as render_langchain
-from pydantic_acp.render import render_prompt as render_pydantic
+from langchain_acp._render import render_prompt as render_langchain
+from pydantic_acp._render import render_prompt as render_pydantic
 
 FAST = settings(max_examples=200, deadline=None)
 CLOSING = re.compile(r"<\s*/\s*context", re.IGNORECASE)

@@ -17,8 +17,8 @@ from acp.schema import PromptRequest
 from acpkit_core.errors import PromptError
 from acpkit_core.prompt import parse_prompt
 from acpkit_core.prompt.dump import dump_prompt
-from langchain_acp.render import render_prompt as render_langchain
-from pydantic_acp.render import render_prompt as render_pydantic
+from langchain_acp._render import render_prompt as render_langchain
+from pydantic_acp._render import render_prompt as render_pydantic
 from pydantic_ai.messages import AudioUrl, BinaryContent, DocumentUrl, ImageUrl, UserContent, VideoUrl
 
 REFERENCES = Path(__file__).resolve().parents[2] / "references"

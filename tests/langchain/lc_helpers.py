@@ -11,8 +11,7 @@ from acpkit_core.server import AcpAgent
 from fake_model import Call, FakeChatModel, Reply
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
-from langchain_acp import client_host, create_acp_agent
-from langchain_acp.middleware import current_acp
+from langchain_acp import client_host, create_acp_agent, current_acp
 from langchain_core.tools import BaseTool, ToolException, tool
 
 __all__ = ["Call", "FakeChatModel", "Reply", "agent_for", "boom", "delete_file", "read_file", "slow_tool"]

@@ -20,7 +20,7 @@ from acpkit_core.testing.results import ToolCallState
 from deepagents import create_deep_agent
 from langchain.agents.middleware import TodoListMiddleware
 from langchain_acp import create_acp_agent
-from langchain_acp._hitl import plan_questions
+from langchain_acp._approvals import plan_questions
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import Interrupt

@@ -22,7 +22,7 @@ from acp.schema import (
 from acpkit_core.errors import PromptError
 from acpkit_core.ir import Binary
 from acpkit_core.prompt import parse_prompt
-from langchain_acp.content import (
+from langchain_acp._content import (
     BlockStyle,
     audio_block_to_content,
     embedded_resource_to_content,
@@ -34,7 +34,7 @@ from langchain_acp.content import (
     to_acp_thoughts,
     to_acp_tool_content,
 )
-from langchain_acp.render import render_prompt, to_human_message
+from langchain_acp._render import render_prompt, to_human_message
 from langchain_core.messages import HumanMessage, convert_to_openai_messages
 from langgraph.graph import END, START, MessagesState, StateGraph
 

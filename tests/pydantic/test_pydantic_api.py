@@ -13,7 +13,7 @@ from acpkit_core.prompt import parse_prompt
 from acpkit_core.server import AcpAgent
 from pydantic_acp import create_acp_agent, repair_history
 from pydantic_acp._cli_adapter import adapter
-from pydantic_acp.history import INTERRUPTED_TOOL_TEXT
+from pydantic_acp._history import INTERRUPTED_TOOL_TEXT
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 

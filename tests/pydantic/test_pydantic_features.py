@@ -14,7 +14,7 @@ from acpkit_core.runner import Session, Turn
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call
 from pydantic_acp import PLAN_TOOL_NAME, create_acp_agent
-from pydantic_acp.modes import PLANNING_INSTRUCTIONS
+from pydantic_acp._modes import PLANNING_INSTRUCTIONS
 from pydantic_ai import Agent, RunContext
 
 pytestmark = pytest.mark.timeout(60)

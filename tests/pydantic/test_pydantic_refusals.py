@@ -10,7 +10,7 @@ from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call
 from pydantic_acp import DECLINED_TEXT, create_acp_agent
-from pydantic_acp.history import INTERRUPTED_TOOL_TEXT, NOT_RUN_TOOL_TEXT
+from pydantic_acp._history import INTERRUPTED_TOOL_TEXT, NOT_RUN_TOOL_TEXT
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from acpkit_core.ir import Binary, Link
 from acpkit_core.prompt import parse_prompt
-from pydantic_acp.render import render_part, render_prompt
+from pydantic_acp._render import render_part, render_prompt
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     AudioUrl,

@@ -10,16 +10,23 @@ run_acp(create_agent("openai:gpt-5", tools=[...]), name="my-agent")
 
 from __future__ import annotations
 
-from .acp_chat_model import AcpChatModel
-from .agent import LangChainAcpOptions, create_acp_agent, create_runner, run_acp
-from .callbacks import AcpCallbackHandler
-from .content import (
+from ._agent import LangChainAcpOptions, create_acp_agent, create_runner, run_acp
+from ._callbacks import AcpCallbackHandler
+from ._content import (
     part_to_content,
     to_acp_blocks,
     to_acp_thoughts,
     to_acp_tool_content,
 )
-from .mappers import (
+from ._delegate import AcpChatModel
+from ._mcp_middleware import AcpMcpMiddleware
+from ._middleware import bind_connection, client_host, current_acp
+from ._modes import AcpModeMiddleware
+from ._permission_middleware import AcpPermissionMiddleware
+from ._render import render_prompt, to_human_message
+from ._runner import GraphFactory, LangGraphRunner, SessionContext
+from ._session import AcpSessionMiddleware, SnapshotMode
+from ._stop import (
     LangGraphSessionState,
     error_code,
     serialize_state,
@@ -29,19 +36,8 @@ from .mappers import (
     usage_from_message,
     validate_state,
 )
-from .middleware import (
-    AcpMcpMiddleware,
-    AcpModeMiddleware,
-    AcpPermissionMiddleware,
-    AcpSessionMiddleware,
-    AcpThinkingMiddleware,
-    AcpToolMiddleware,
-    bind_connection,
-    client_host,
-    current_acp,
-)
-from .render import render_prompt, to_human_message
-from .runner import GraphFactory, LangGraphRunner, SessionContext
+from ._thinking import AcpThinkingMiddleware
+from ._tool_middleware import AcpToolMiddleware
 
 __all__ = [
     "AcpCallbackHandler",
@@ -57,6 +53,7 @@ __all__ = [
     "LangGraphRunner",
     "LangGraphSessionState",
     "SessionContext",
+    "SnapshotMode",
     "bind_connection",
     "client_host",
     "create_acp_agent",

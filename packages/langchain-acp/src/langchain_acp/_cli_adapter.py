@@ -9,7 +9,7 @@ from acpkit_core.config import AgentOptions
 from acpkit_core.ir import Prompt
 from langgraph.pregel import Pregel
 
-from .runner import Graph
+from ._runner import Graph
 
 __all__ = ["LangChainAdapter", "adapter"]
 
@@ -48,7 +48,7 @@ class LangChainAdapter:
         """The `AcpAgent` serving `obj` with `options`."""
         from acpkit_core import AcpAgent
 
-        from .agent import create_runner
+        from ._agent import create_runner
 
         if isinstance(obj, Pregel):
             runner, opts = create_runner(cast(Graph, obj), options=options)
@@ -60,7 +60,7 @@ class LangChainAdapter:
         """The `HumanMessage` the graph gets for `prompt`, as LangChain's message dict."""
         from langchain_core.messages import message_to_dict
 
-        from .runner import human_message
+        from ._runner import human_message
 
         return message_to_dict(human_message(prompt))
 

@@ -16,7 +16,7 @@ from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from .content import to_acp_tool_content
+from ._content import to_acp_tool_content
 
 __all__ = ["finish_call", "tool_output_content", "tool_status"]
 

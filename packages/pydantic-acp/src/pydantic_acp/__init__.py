@@ -11,16 +11,16 @@ run_acp(Agent("openai:gpt-5", name="assistant"))
 from __future__ import annotations
 
 from ._agent import ModelSpec, PydanticAcpOptions, create_acp_agent, run_acp
-from .acp_model import AcpModel, AcpStreamedResponse
-from .approvals import CANCELLED_TEXT, DECLINED_TEXT
-from .client_tools import CLIENT_TOOL_NAMES, client_toolset
-from .events import OUTCOME_STATUS, EventProjector
-from .history import HISTORY_KEY, load_history, repair_history, save_history
-from .modes import PLAN_TOOL_NAME, PlanStep, plan_toolset
-from .render import render_prompt
-from .runner import AgentFactory, DepsFactory, PydanticRunner
-from .stop import stop_reason_for_error, stop_reason_for_messages
-from .thinking import thinking_settings
+from ._approvals import CANCELLED_TEXT, DECLINED_TEXT
+from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
+from ._delegate import AcpModel, AcpStreamedResponse
+from ._events import OUTCOME_STATUS, EventProjector
+from ._history import HISTORY_KEY, load_history, repair_history, save_history
+from ._modes import PLAN_TOOL_NAME, PlanStep, plan_toolset
+from ._render import render_prompt
+from ._runner import AgentFactory, DepsFactory, PydanticRunner
+from ._stop import stop_reason_for_error, stop_reason_for_messages
+from ._thinking import thinking_settings
 
 __all__ = [
     "CANCELLED_TEXT",

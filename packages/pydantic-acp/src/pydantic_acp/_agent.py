@@ -12,7 +12,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import UsageLimits
 
-from .runner import AgentFactory, AnyAgent, DepsFactory, PydanticRunner
+from ._runner import AgentFactory, AnyAgent, DepsFactory, PydanticRunner
 
 __all__ = ["ModelSpec", "PydanticAcpOptions", "create_acp_agent", "run_acp"]
 

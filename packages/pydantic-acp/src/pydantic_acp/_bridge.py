@@ -30,9 +30,9 @@ from pydantic_ai.messages import AgentStreamEvent, ModelResponse, ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext, ToolDefinition
 
-from .approvals import resolve_deferred
-from .events import EventProjector
-from .modes import filter_tools
+from ._approvals import resolve_deferred
+from ._events import EventProjector
+from ._modes import filter_tools
 
 __all__ = ["AcpBridge", "ListeningAcpBridge"]
 

@@ -13,7 +13,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import AudioUrl, BinaryContent, DocumentUrl, ImageUrl, UserContent, VideoUrl
 from pydantic_core import to_jsonable_python
 
-from .render import render_prompt
+from ._render import render_prompt
 
 __all__ = ["PydanticAdapter", "adapter", "render_json"]
 
@@ -56,7 +56,7 @@ class PydanticAdapter:
         """The `AcpAgent` serving `obj` with `options`."""
         from acpkit_core import AcpAgent
 
-        from .runner import PydanticRunner
+        from ._runner import PydanticRunner
 
         if isinstance(obj, AbstractAgent):
             runner = PydanticRunner(cast("AbstractAgent[Any, Any]", obj))

@@ -12,7 +12,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ._base import current_acp
+from ._middleware import current_acp
 
 __all__ = ["MCP_MIDDLEWARE_NAME", "AcpMcpMiddleware"]
 

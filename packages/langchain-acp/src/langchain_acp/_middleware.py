@@ -12,8 +12,8 @@ from acpkit_core.host import ClientHost
 from acpkit_core.permissions import PermissionPolicy
 from langchain_core.tools import BaseTool
 
-from .._context import Binding, current_binding
-from ..callbacks import SessionUpdater, binding_for_connection
+from ._callbacks import SessionUpdater, binding_for_connection
+from ._context import Binding, current_binding
 
 __all__ = ["BoundConnection", "bind_connection", "client_host", "current_acp"]
 

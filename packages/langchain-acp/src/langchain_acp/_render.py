@@ -12,7 +12,7 @@ from typing import Any
 from acpkit_core.ir import Prompt, Text
 from langchain_core.messages import HumanMessage
 
-from .content import BlockStyle, ContentDict, RootDir, part_to_content
+from ._content import BlockStyle, ContentDict, RootDir, part_to_content
 
 __all__ = ["render_prompt", "to_human_message"]
 

@@ -12,7 +12,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import ModelRequest, ModelResponse
 from langgraph.runtime import Runtime
 
-from ._base import current_acp
+from ._middleware import current_acp
 
 __all__ = ["THINKING_MIDDLEWARE_NAME", "AcpThinkingMiddleware", "check_thinking_middleware"]
 

@@ -32,15 +32,15 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from ._bridge import AcpBridge, ListeningAcpBridge
+from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
+from ._events import EventProjector
+from ._history import load_history, save_history, warm_up
+from ._mcp import SessionMcp
+from ._modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
+from ._render import render_prompt
+from ._stop import stop_reason_for_error, stop_reason_for_messages
+from ._thinking import thinking_settings
 from ._unstreamed import streaming_model
-from .client_tools import CLIENT_TOOL_NAMES, client_toolset
-from .events import EventProjector
-from .history import load_history, save_history, warm_up
-from .mcp import SessionMcp
-from .modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
-from .render import render_prompt
-from .stop import stop_reason_for_error, stop_reason_for_messages
-from .thinking import thinking_settings
 
 __all__ = ["AgentFactory", "DepsFactory", "PydanticRunner"]
 

@@ -23,9 +23,9 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 
-from .._context import Binding, EditHook
-from .._history import NOT_RUN_TEXT
-from ._base import current_acp
+from ._context import Binding, EditHook
+from ._history import NOT_RUN_TEXT
+from ._middleware import current_acp
 
 __all__ = ["AcpPermissionMiddleware", "EditHook"]
 

@@ -13,8 +13,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
 
 from ._checkpoint import CHECKPOINT_FILE, EmbeddedCheckpointer
-from .middleware.thinking import check_thinking_middleware
-from .runner import EditHook, Graph, GraphFactory, LangGraphRunner
+from ._runner import EditHook, Graph, GraphFactory, LangGraphRunner
+from ._thinking import check_thinking_middleware
 
 if TYPE_CHECKING:
     from acpkit_core import AcpAgent

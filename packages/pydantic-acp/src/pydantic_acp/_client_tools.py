@@ -25,7 +25,7 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import FunctionToolset
 
-from .events import EventProjector
+from ._events import EventProjector
 
 __all__ = ["CLIENT_TOOL_NAMES", "client_toolset"]
 

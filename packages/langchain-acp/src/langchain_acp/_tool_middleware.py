@@ -10,8 +10,8 @@ from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from .._tools import finish_call
-from ._base import current_acp
+from ._middleware import current_acp
+from ._tools import finish_call
 
 __all__ = ["AcpToolMiddleware"]
 

@@ -23,7 +23,7 @@ from acpkit_core.runner import PermissionDecision, Turn
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
-from .events import EventProjector
+from ._events import EventProjector
 
 __all__ = ["CANCELLED_TEXT", "DECLINED_TEXT", "EXTERNAL_TEXT", "resolve_deferred"]
 

@@ -38,17 +38,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability
 
+from ._approvals import plan_questions, resume_value, to_decision
+from ._callbacks import AcpCallbackHandler
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, EditHook, current_binding
+from ._events import StreamMapper
 from ._gate import gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
-from ._hitl import plan_questions, resume_value, to_decision
 from ._mcp import McpConnections
-from ._stream import StreamMapper
-from .callbacks import AcpCallbackHandler
-from .mappers import LangGraphSessionState, stop_reason_from_error
-from .middleware.mcp import MCP_MIDDLEWARE_NAME
-from .render import to_human_message
+from ._mcp_middleware import MCP_MIDDLEWARE_NAME
+from ._render import to_human_message
+from ._stop import LangGraphSessionState, stop_reason_from_error
 
 __all__ = ["EditHook", "Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
 

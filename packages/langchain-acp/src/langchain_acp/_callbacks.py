@@ -29,8 +29,8 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
 from ._context import Binding, StaticClassifier, current_binding
+from ._events import message_parts
 from ._gate import AcpToolGate
-from ._stream import message_parts
 from ._threads import ThreadToolTwin, running_loop
 from ._tools import finish_call
 

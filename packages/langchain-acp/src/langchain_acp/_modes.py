@@ -15,7 +15,7 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from ._base import current_acp
+from ._middleware import current_acp
 
 __all__ = ["AcpModeMiddleware", "AcpModeState"]
 

@@ -9,8 +9,8 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from ..mappers import LangGraphSessionState, serialize_state
-from ._base import current_acp
+from ._middleware import current_acp
+from ._stop import LangGraphSessionState, serialize_state
 
 __all__ = ["AcpSessionMiddleware", "AcpSessionState", "SnapshotMode"]
 
