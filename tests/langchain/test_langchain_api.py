@@ -9,8 +9,7 @@ import pytest
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
-from langchain_acp import AcpSessionMiddleware, create_acp_agent
-from langchain_acp._stop import stop_reason_from_state, todos_to_plan, validate_state
+from langchain_acp import AcpSessionMiddleware, create_acp_agent, stop_reason_from_state, todos_to_plan, validate_state
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from lc_agent_script import recall
 from lc_helpers import Call, FakeChatModel, Reply, delete_file, read_file

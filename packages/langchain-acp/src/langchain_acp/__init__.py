@@ -23,21 +23,14 @@ from ._mcp_middleware import AcpMcpMiddleware
 from ._middleware import bind_connection, client_host, current_acp
 from ._modes import AcpModeMiddleware
 from ._permission_middleware import AcpPermissionMiddleware
+from ._plan import todos_to_plan
 from ._render import render_prompt, to_human_message
 from ._runner import GraphFactory, LangGraphRunner, SessionContext
-from ._session import AcpSessionMiddleware, SnapshotMode
-from ._stop import (
-    LangGraphSessionState,
-    error_code,
-    serialize_state,
-    stop_reason_from_error,
-    stop_reason_from_state,
-    todos_to_plan,
-    usage_from_message,
-    validate_state,
-)
+from ._session import AcpSessionMiddleware, LangGraphSessionState, SnapshotMode, serialize_state, validate_state
+from ._stop import error_code, stop_reason_from_error, stop_reason_from_state
 from ._thinking import AcpThinkingMiddleware
 from ._tool_middleware import AcpToolMiddleware
+from ._usage import usage_from_message
 
 __all__ = [
     "AcpCallbackHandler",

@@ -25,8 +25,10 @@ from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langgraph.types import Command
 
-from ._stop import finish_reason, todos_to_plan, usage_from_message
+from ._plan import todos_to_plan
+from ._stop import finish_reason
 from ._tools import finish_call
+from ._usage import usage_from_message
 
 __all__ = ["StreamMapper", "message_parts"]
 

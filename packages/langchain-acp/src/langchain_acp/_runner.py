@@ -48,7 +48,8 @@ from ._history import answer_unanswered, messages_of, remember_unstarted, was_st
 from ._mcp import McpConnections
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
 from ._render import to_human_message
-from ._stop import LangGraphSessionState, stop_reason_from_error
+from ._session import LangGraphSessionState
+from ._stop import stop_reason_from_error
 
 __all__ = ["EditHook", "Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
 

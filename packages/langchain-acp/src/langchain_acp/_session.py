@@ -1,18 +1,103 @@
-"""`AcpSessionMiddleware`: the ACP session in the agent's state, and optional state snapshots."""
+"""The session state this adapter keeps, and `AcpSessionMiddleware` (the ACP session in the agent's state).
+
+- [`LangGraphSessionState`][langchain_acp.LangGraphSessionState]: what the runner keeps in `session.state`;
+- `serialize_state` / `validate_state`: an agent state as JSON and back (state snapshots);
+- `AcpSessionMiddleware`: session id, thread id and turn count in the agent's state, optional snapshots.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal, NotRequired, TypeAlias
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NotRequired, TypeAlias, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import BaseMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from ._middleware import current_acp
-from ._stop import LangGraphSessionState, serialize_state
 
-__all__ = ["AcpSessionMiddleware", "AcpSessionState", "SnapshotMode"]
+__all__ = [
+    "AcpSessionMiddleware",
+    "AcpSessionState",
+    "LangGraphSessionState",
+    "SnapshotMode",
+    "serialize_state",
+    "validate_state",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LangGraphSessionState:
+    """What the LangGraph runner keeps in `session.state["langgraph"]`."""
+
+    thread_id: str
+    """The LangGraph thread id (the ACP session id)."""
+    turns: int = 0
+    """Turns run so far."""
+
+    KEY = "langgraph"
+
+    @classmethod
+    def extract(cls, state: Mapping[str, Any], session_id: str) -> LangGraphSessionState:
+        """Read (and validate) the adapter's state, or a fresh one for this session."""
+        raw = state.get(cls.KEY)
+        if not isinstance(raw, Mapping):
+            return cls(thread_id=session_id)
+        raw = cast(Mapping[str, Any], raw)
+        turns = raw.get("turns")
+        # The thread is always the session's own: a forked session's state is a copy of its parent's.
+        return cls(thread_id=session_id, turns=turns if isinstance(turns, int) and turns >= 0 else 0)
+
+    def serialize(self) -> dict[str, Any]:
+        """JSON for `session.state[KEY]`."""
+        return {"thread_id": self.thread_id, "turns": self.turns}
+
+    def store(self, state: dict[str, Any]) -> None:
+        """Write this into a session's state."""
+        state[self.KEY] = self.serialize()
+
+
+def serialize_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON-able copy of an agent state (messages as LangChain's message dicts)."""
+    from langchain_core.messages import message_to_dict
+
+    out: dict[str, Any] = {}
+    for key, value in state.items():
+        if key == "jump_to":
+            continue
+        if isinstance(value, list) and all(isinstance(v, BaseMessage) for v in cast(list[Any], value)):
+            out[key] = [message_to_dict(m) for m in cast(list[BaseMessage], value)]
+        else:
+            out[key] = _json_value(value)
+    return out
+
+
+def validate_state(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Rebuild an agent state from `serialize_state` output (messages back to message objects)."""
+    from langchain_core.messages import messages_from_dict
+
+    out = dict(data)
+    messages = out.get("messages")
+    if isinstance(messages, list):
+        out["messages"] = messages_from_dict(cast(list[dict[str, Any]], messages))
+    return out
+
+
+def _json_value(value: Any) -> Any:
+    import json
+
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        if isinstance(value, BaseMessage):
+            from langchain_core.messages import message_to_dict
+
+            return message_to_dict(value)
+        return repr(value)
+    return value
+
 
 SnapshotMode: TypeAlias = Literal["initial", "final", "all", "none"]
 """Which state snapshots to take: at the start of a run, at its end, both, or none."""
