@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .host import ClientHost, CommandResult
     from .ir import Binary, ContextRef, Link, Part, Prompt, Text
     from .local_host import LocalClientHost
-    from .permissions import PermissionPolicy, RememberedPermissions, effective_decision
+    from .permissions import EditHook, PermissionPolicy, RememberedPermissions, effective_decision
     from .prompt import context_wrapper, link_label, parse_prompt, prompt_text, resource_description
     from .runner import (
         ClientInfo,
@@ -90,6 +90,7 @@ __all__ = [
     "ConfigError",
     "ConfigOption",
     "ContextRef",
+    "EditHook",
     "Emitter",
     "Extensions",
     "HistoryLog",
@@ -191,7 +192,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(["ClientHost", "CommandResult"], "host"),
     **dict.fromkeys(["LocalClientHost"], "local_host"),
     **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),
-    **dict.fromkeys(["PermissionPolicy", "RememberedPermissions", "effective_decision"], "permissions"),
+    **dict.fromkeys(["EditHook", "PermissionPolicy", "RememberedPermissions", "effective_decision"], "permissions"),
     **dict.fromkeys(["context_wrapper", "link_label", "parse_prompt", "prompt_text", "resource_description"], "prompt"),
     **dict.fromkeys(
         [

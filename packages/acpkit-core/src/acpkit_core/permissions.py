@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Decision",
+    "EditHook",
     "PermissionAsker",
     "PermissionGate",
     "PermissionPolicy",
@@ -53,6 +54,9 @@ __all__ = [
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
 """What the policy says about a tool: run it, ask the user first, or refuse it without asking."""
+
+EditHook: TypeAlias = Callable[[str, Mapping[str, Any], PermissionDecision], "Mapping[str, Any] | None"]
+"""Given an approved tool call (name, arguments, the user's answer), returns replacement arguments or `None`."""
 
 _DECISIONS: frozenset[str] = frozenset(get_args(Decision))
 _TOOL_KINDS: frozenset[str] = frozenset(get_args(ToolKind))

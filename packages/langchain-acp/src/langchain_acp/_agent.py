@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from acpkit_core.config import AgentOptions, AgentOptionsKwargs, ModelOption, agent_options
 from acpkit_core.errors import UserError
+from acpkit_core.permissions import EditHook
 from acpkit_core.store import open_store
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
 
 from ._checkpoint import CHECKPOINT_FILE, EmbeddedCheckpointer
-from ._runner import EditHook, Graph, GraphFactory, LangGraphRunner
+from ._runner import Graph, GraphFactory, LangGraphRunner
 from ._thinking import check_thinking_middleware
 
 if TYPE_CHECKING:

@@ -8,10 +8,10 @@ handler find the same turn and the same tool-call tracker the stream mapper uses
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol
 
 from acp.schema import ToolKind
 from acpkit_core.permissions import PermissionGate
@@ -19,10 +19,7 @@ from acpkit_core.runner import Emitter, PermissionDecision, Turn
 from acpkit_core.tool_calls import StaticClassifier, ToolCalls
 from langchain_core.tools import BaseTool
 
-__all__ = ["Binding", "EditHook", "StaticClassifier", "ToolGate", "current_binding"]
-
-EditHook: TypeAlias = Callable[[str, Mapping[str, Any], PermissionDecision], "Mapping[str, Any] | None"]
-"""Given an approved tool call (name, arguments, the user's answer), returns replacement arguments or `None`."""
+__all__ = ["Binding", "StaticClassifier", "ToolGate", "current_binding"]
 
 
 class ToolGate(Protocol):

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 from uuid import UUID
 
+from acpkit_core.permissions import EditHook
 from acpkit_core.runner import PermissionDecision
 from acpkit_core.tools import tool_title
 from langchain_core.callbacks import AsyncCallbackHandler
@@ -35,7 +36,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
 from langgraph.pregel import Pregel
 from langgraph.types import Command
 
-from ._context import Binding, EditHook, current_binding
+from ._context import Binding, current_binding
 from ._history import NOT_RUN_TEXT
 from ._threads import ThreadToolTwin, running_loop
 

@@ -17,17 +17,17 @@ from typing import Any, Literal, cast
 
 from acp.schema import ToolKind
 from acpkit_core.config import STANDARD_MODES, Mode
-from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.permissions import EditHook, PermissionPolicy
 from acpkit_core.tools import tool_title
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 
-from ._context import Binding, EditHook
+from ._context import Binding
 from ._history import NOT_RUN_TEXT
 from ._middleware import current_acp
 
-__all__ = ["AcpPermissionMiddleware", "EditHook"]
+__all__ = ["AcpPermissionMiddleware"]
 
 _Verdict = Literal["allow", "ask", "deny"]
 

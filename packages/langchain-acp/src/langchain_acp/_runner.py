@@ -27,6 +27,7 @@ from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
+from acpkit_core.permissions import EditHook
 from acpkit_core.runner import Session, ToolInfo, Turn
 from acpkit_core.stop import stop_reason_for_finish
 from acpkit_core.tool_calls import ToolCalls
@@ -41,7 +42,7 @@ from langgraph.types import Command, Durability
 from ._approvals import plan_questions, resume_value, to_decision
 from ._callbacks import AcpCallbackHandler
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
-from ._context import Binding, EditHook, current_binding
+from ._context import Binding, current_binding
 from ._events import StreamMapper
 from ._gate import gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
@@ -51,7 +52,7 @@ from ._render import to_human_message
 from ._session import LangGraphSessionState
 from ._stop import stop_reason_from_error
 
-__all__ = ["EditHook", "Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
+__all__ = ["Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
 
 Graph: TypeAlias = Pregel[Any, Any, Any, Any]
 """A compiled LangGraph graph (`CompiledStateGraph` and anything else that is a `Pregel`)."""
