@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from acpkit_core.stop import stop_reason_for_finish
+from acpkit_core.stop import stop_reason_from_finish
 
 
 @pytest.mark.parametrize(
@@ -28,4 +28,4 @@ from acpkit_core.stop import stop_reason_for_finish
     ],
 )
 def test_finish_reasons(reason: str | None, expected: str) -> None:
-    assert stop_reason_for_finish(reason) == expected
+    assert stop_reason_from_finish(reason) == expected

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
         TurnUsage,
     )
     from .server import AcpAgent, run_stdio, serve_stdio
-    from .stop import stop_reason_for_finish
+    from .stop import stop_reason_from_finish
     from .store import MemoryStore, SessionStore, SqliteStore, default_store_path
     from .thinking import THINKING_LEVELS, THINKING_OPTION, ThinkingLevel, thinking_level, thinking_option
     from .tools import classify_tool, diff_content, tool_locations, tool_title
@@ -146,7 +146,7 @@ __all__ = [
     "resource_description",
     "run_stdio",
     "serve_stdio",
-    "stop_reason_for_finish",
+    "stop_reason_from_finish",
     "thinking_level",
     "thinking_option",
     "to_request_error",
@@ -218,7 +218,7 @@ _HOMES: dict[str, str] = {
         "runner",
     ),
     **dict.fromkeys(["AcpAgent", "run_stdio", "serve_stdio"], "server"),
-    **dict.fromkeys(["stop_reason_for_finish"], "stop"),
+    **dict.fromkeys(["stop_reason_from_finish"], "stop"),
     **dict.fromkeys(["MemoryStore", "SessionStore", "SqliteStore", "default_store_path"], "store"),
     **dict.fromkeys(
         ["THINKING_LEVELS", "THINKING_OPTION", "ThinkingLevel", "thinking_level", "thinking_option"], "thinking"

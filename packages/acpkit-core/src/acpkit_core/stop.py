@@ -2,7 +2,7 @@
 
 Providers spell the reason a model stopped differently (OpenAI `length`, Anthropic
 `max_tokens`, Google `MAX_TOKENS`, pydantic-ai's normalised `length`); each adapter reads the
-spelling its framework reports and asks [`stop_reason_for_finish`][acpkit_core.stop.stop_reason_for_finish].
+spelling its framework reports and asks [`stop_reason_from_finish`][acpkit_core.stop.stop_reason_from_finish].
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from acp.schema import StopReason
 
-__all__ = ["FINISH_REASONS", "stop_reason_for_finish"]
+__all__ = ["FINISH_REASONS", "stop_reason_from_finish"]
 
 FINISH_REASONS: Mapping[str, StopReason] = {
     # OpenAI and compatible; pydantic-ai's normalised values
@@ -41,7 +41,7 @@ FINISH_REASONS: Mapping[str, StopReason] = {
 """Model finish reasons (OpenAI, Anthropic, Google, pydantic-ai spellings) -> ACP stop reasons."""
 
 
-def stop_reason_for_finish(reason: str | None) -> StopReason:
+def stop_reason_from_finish(reason: str | None) -> StopReason:
     """The ACP stop reason for a model's finish reason; unknown or missing reasons are `end_turn`."""
     if not reason:
         return "end_turn"

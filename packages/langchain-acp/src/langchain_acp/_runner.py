@@ -29,7 +29,7 @@ from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.permissions import EditHook
 from acpkit_core.runner import Session, ToolInfo, Turn
-from acpkit_core.stop import stop_reason_for_finish
+from acpkit_core.stop import stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
 from acpkit_core.tools import tool_title
 from langchain_core.messages import BaseMessage
@@ -294,10 +294,10 @@ class LangGraphRunner:
                 await tracker.close_open(str(error))
                 return reason
             if not mapper.interrupted:  # reading the state back costs a whole checkpoint: only when paused
-                return stop_reason_for_finish(mapper.last_finish_reason)
+                return stop_reason_from_finish(mapper.last_finish_reason)
             snapshot = await graph.aget_state(config)
             if not snapshot.interrupts:
-                return stop_reason_for_finish(mapper.last_finish_reason)
+                return stop_reason_from_finish(mapper.last_finish_reason)
             messages = cast(Sequence[Any], (snapshot.values or {}).get("messages") or [])
             asks = plan_questions(snapshot.interrupts, messages, tracker.pending())
             if asks is None:

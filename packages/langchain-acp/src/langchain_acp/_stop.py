@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from acp.schema import StopReason
 from acpkit_core.errors import to_request_error
-from acpkit_core.stop import stop_reason_for_finish
+from acpkit_core.stop import stop_reason_from_finish
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphRecursionError
 
@@ -36,7 +36,7 @@ def stop_reason_from_state(values: Mapping[str, Any] | None) -> StopReason:
     if isinstance(messages, list):
         for message in reversed(cast(list[Any], messages)):
             if isinstance(message, AIMessage):
-                return stop_reason_for_finish(finish_reason(message))
+                return stop_reason_from_finish(finish_reason(message))
     return "end_turn"
 
 

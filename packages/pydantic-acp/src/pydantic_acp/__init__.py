@@ -19,7 +19,7 @@ from ._history import HISTORY_KEY, load_history, repair_history, save_history
 from ._modes import PLAN_TOOL_NAME, PlanStep, plan_toolset
 from ._render import render_prompt
 from ._runner import AgentFactory, DepsFactory, PydanticRunner
-from ._stop import stop_reason_for_error, stop_reason_for_messages
+from ._stop import stop_reason_from_error, stop_reason_from_messages
 from ._thinking import thinking_settings
 
 __all__ = [
@@ -46,7 +46,7 @@ __all__ = [
     "repair_history",
     "run_acp",
     "save_history",
-    "stop_reason_for_error",
-    "stop_reason_for_messages",
+    "stop_reason_from_error",
+    "stop_reason_from_messages",
     "thinking_settings",
 ]

@@ -38,7 +38,7 @@ from ._history import load_history, save_history, warm_up
 from ._mcp import SessionMcp
 from ._modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
 from ._render import render_prompt
-from ._stop import stop_reason_for_error, stop_reason_for_messages
+from ._stop import stop_reason_from_error, stop_reason_from_messages
 from ._thinking import thinking_settings
 from ._unstreamed import streaming_model
 
@@ -169,7 +169,7 @@ class PydanticRunner:
                         cancellation_token=token,
                     )
                 except BaseException as error:
-                    stop = stop_reason_for_error(error)
+                    stop = stop_reason_from_error(error)
                     messages = _messages_of(error) or list(captured)
                     unstarted = projector.unstarted_ids()
                     await projector.fail_open(_STOPPED_TEXT)
@@ -186,7 +186,7 @@ class PydanticRunner:
         save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
         if not isinstance(result.output, str):
             await projector.output_text(_show(result.output))
-        return "cancelled" if turn.cancelled else stop_reason_for_messages(messages)
+        return "cancelled" if turn.cancelled else stop_reason_from_messages(messages)
 
     # --- SessionHooks --------------------------------------------------------------------------
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from acp.schema import StopReason
-from acpkit_core.stop import stop_reason_for_finish
+from acpkit_core.stop import stop_reason_from_finish
 from pydantic_ai.exceptions import ContentFilterError, OutputTokenLimitExceeded, RunCancelled, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
-__all__ = ["ERROR_STOP_REASONS", "stop_reason_for_error", "stop_reason_for_messages"]
+__all__ = ["ERROR_STOP_REASONS", "stop_reason_from_error", "stop_reason_from_messages"]
 
 ERROR_STOP_REASONS: Sequence[tuple[type[BaseException], StopReason]] = (
     (RunCancelled, "cancelled"),
@@ -34,15 +34,15 @@ ERROR_STOP_REASONS: Sequence[tuple[type[BaseException], StopReason]] = (
 _TOKEN_LIMITS = ("input_tokens_limit", "output_tokens_limit", "total_tokens_limit")
 
 
-def stop_reason_for_messages(messages: Sequence[ModelMessage]) -> StopReason:
+def stop_reason_from_messages(messages: Sequence[ModelMessage]) -> StopReason:
     """The stop reason of a run that finished, from its last model response."""
     for message in reversed(messages):
         if isinstance(message, ModelResponse):
-            return stop_reason_for_finish(message.finish_reason)
+            return stop_reason_from_finish(message.finish_reason)
     return "end_turn"
 
 
-def stop_reason_for_error(error: BaseException) -> StopReason | None:
+def stop_reason_from_error(error: BaseException) -> StopReason | None:
     """The stop reason for a run that raised `error`, or `None` when it is a real failure."""
     if isinstance(error, UsageLimitExceeded) and any(limit in error.message for limit in _TOKEN_LIMITS):
         return "max_tokens"
