@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from acpkit_core.prompt import parse_prompt
-from langchain_acp._render import render_prompt as render_langchain
-from pydantic_acp._render import render_prompt as render_pydantic
+from langchain_acp import render_prompt as render_langchain
+from pydantic_acp import render_prompt as render_pydantic
 
 MB = 1024 * 1024
 CODE = "    if (a < b && c / d > 0) { return <li key={i}>{item}</li>; }  // see docs/prompt.md\n"

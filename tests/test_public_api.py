@@ -110,3 +110,51 @@ def test_every_runner_contract_module_is_public_and_documented() -> None:
             f"{name} is not in the docs"
         )
         assert getattr(module, "__all__", None), f"{name} has no __all__"
+
+
+ADAPTER_ROLE_MODULES = frozenset(
+    {
+        "_agent",
+        "_runner",
+        "_render",
+        "_events",
+        "_stop",
+        "_history",
+        "_approvals",
+        "_modes",
+        "_mcp",
+        "_thinking",
+        "_delegate",
+        "_cli_adapter",
+    }
+)
+"""The modules both adapters have, one per role (the table in docs/design.md)."""
+
+
+def _modules(package: str) -> set[str]:
+    root = pathlib.Path(importlib.import_module(package).__file__ or "").parent
+    return {p.stem for p in root.glob("*.py") if p.stem != "__init__"}
+
+
+def test_both_adapters_have_the_same_role_modules() -> None:
+    pydantic_modules, langchain_modules = _modules("pydantic_acp"), _modules("langchain_acp")
+    assert ADAPTER_ROLE_MODULES - pydantic_modules == set()
+    assert ADAPTER_ROLE_MODULES - langchain_modules == set()
+    docs = pathlib.Path(__file__).parent.parent.joinpath("docs", "design.md").read_text()
+    assert {m for m in ADAPTER_ROLE_MODULES if f"`{m}.py`" not in docs} == set()
+
+
+@pytest.mark.parametrize("package", ["pydantic_acp", "langchain_acp"])
+def test_adapter_modules_are_private_and_flat(package: str) -> None:
+    """The public API is the package root: every module is private, and there are no subpackages."""
+    root = pathlib.Path(importlib.import_module(package).__file__ or "").parent
+    assert {m for m in _modules(package) if not m.startswith("_")} == set()
+    assert [p.name for p in root.iterdir() if p.is_dir() and p.name != "__pycache__"] == []
+
+
+def test_stop_reason_helpers_are_named_one_way() -> None:
+    names = {
+        n for pkg in ("acpkit_core", "pydantic_acp", "langchain_acp") for n in importlib.import_module(pkg).__all__
+    }
+    stop_helpers = {n for n in names if n.startswith("stop_reason_")}
+    assert stop_helpers and all(n.startswith("stop_reason_from_") for n in stop_helpers), stop_helpers

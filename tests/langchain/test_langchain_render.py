@@ -1,4 +1,4 @@
-"""langchain_acp.render and .content: prompt IR -> LangChain content, per-block converters, and back."""
+"""langchain_acp._render and .content: prompt IR -> LangChain content, per-block converters, and back."""
 
 from __future__ import annotations
 

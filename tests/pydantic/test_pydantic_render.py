@@ -1,4 +1,4 @@
-"""pydantic_acp.render: the prompt IR as pydantic-ai user content, and what a real model receives."""
+"""pydantic_acp._render: the prompt IR as pydantic-ai user content, and what a real model receives."""
 
 from __future__ import annotations
 

@@ -6,6 +6,19 @@ from langchain_acp import run_acp
 
 run_acp(create_agent("openai:gpt-5", tools=[...]), name="my-agent")
 ```
+
+ACP middleware for `langchain.agents.create_agent` (real `AgentMiddleware` subclasses):
+
+- `AcpSessionMiddleware`: session id, thread id and turn count in the state; state snapshots;
+- `AcpToolMiddleware`: `tool_call` / `tool_call_update` around each tool run;
+- `AcpPermissionMiddleware`: asks before gated tool calls; approve, edit, reject with re-plan;
+- `AcpModeMiddleware`: agentic / interactive / readonly / planning tool restrictions;
+- `AcpMcpMiddleware`: the tools of the session's MCP servers (the editor's `mcpServers`);
+- `AcpThinkingMiddleware`: the session's thinking level as a model setting (`reasoning_effort`).
+
+Inside a turn run by `LangGraphRunner` they report to that turn; a hand-built server gives them
+a connection and a session id through [`bind_connection`][langchain_acp.bind_connection].
+Every public name is importable from `langchain_acp` itself; its modules are private.
 """
 
 from __future__ import annotations
@@ -13,7 +26,12 @@ from __future__ import annotations
 from ._agent import LangChainAcpOptions, create_acp_agent, create_runner, run_acp
 from ._callbacks import AcpCallbackHandler
 from ._content import (
+    audio_block_to_content,
+    embedded_resource_to_content,
+    image_block_to_content,
     part_to_content,
+    resource_link_to_content,
+    text_block_to_content,
     to_acp_blocks,
     to_acp_thoughts,
     to_acp_tool_content,
@@ -47,18 +65,23 @@ __all__ = [
     "LangGraphSessionState",
     "SessionContext",
     "SnapshotMode",
+    "audio_block_to_content",
     "bind_connection",
     "client_host",
     "create_acp_agent",
     "create_runner",
     "current_acp",
+    "embedded_resource_to_content",
     "error_code",
+    "image_block_to_content",
     "part_to_content",
     "render_prompt",
+    "resource_link_to_content",
     "run_acp",
     "serialize_state",
     "stop_reason_from_error",
     "stop_reason_from_state",
+    "text_block_to_content",
     "to_acp_blocks",
     "to_acp_thoughts",
     "to_acp_tool_content",

@@ -29,7 +29,7 @@ class LangChainAcpOptions(AgentOptionsKwargs, total=False):
 
     graph_factory: GraphFactory
     """Instead of `graph`: builds the graph of each session from a
-    [`SessionContext`][langchain_acp.runner.SessionContext] (the session, the chosen model and the
+    [`SessionContext`][langchain_acp.SessionContext] (the session, the chosen model and the
     client's MCP tools). Default: none."""
     checkpointer: BaseCheckpointSaver[Any] | None
     """A LangGraph saver to use. Default: the graph's own, else one embedded beside the session store

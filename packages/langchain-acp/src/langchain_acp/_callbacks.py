@@ -5,7 +5,7 @@ model tokens become `agent_message_chunk`, reasoning becomes `agent_thought_chun
 run becomes a `tool_call` that goes `in_progress`, then `completed` or `failed` with its output.
 
 Give it an ACP connection and a session id (a hand-built server), or nothing: inside a turn run
-by [`LangGraphRunner`][langchain_acp.runner.LangGraphRunner] it reports to that turn, through the
+by [`LangGraphRunner`][langchain_acp.LangGraphRunner] it reports to that turn, through the
 same tool-call tracker the runner uses.
 """
 

@@ -1,7 +1,7 @@
 """Graph events to ACP updates: one `(namespace, mode, data)` item of `astream` at a time.
 
 The runner streams a graph with `stream_mode=["messages", "updates"]` and `subgraphs=True` and
-hands every item to [`StreamMapper.feed`][langchain_acp._stream.StreamMapper.feed]:
+hands every item to [`StreamMapper.feed`][langchain_acp._events.StreamMapper.feed]:
 
 - `messages`: AI message chunks -> text (`agent_message_chunk`), reasoning (`agent_thought_chunk`),
   tool-call chunks -> `tool_call` as soon as the name is known, updated as the arguments complete;

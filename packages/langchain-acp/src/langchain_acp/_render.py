@@ -1,7 +1,7 @@
 """Prompt IR -> LangChain message content.
 
 `render_prompt` turns a prompt into a list of LangChain content dicts, one or more per part (the
-table is in `langchain_acp.content`); `to_human_message` wraps them in a `HumanMessage`. Nothing
+table is in `langchain_acp._content`); `to_human_message` wraps them in a `HumanMessage`. Nothing
 here opens a file or fetches a URI, and base64 payloads are passed on as received.
 """
 

@@ -1,14 +1,14 @@
 """The LangGraph runner: one ACP turn = one run (or a few, across approvals) of a compiled graph.
 
-[`LangGraphRunner`][langchain_acp.runner.LangGraphRunner] implements `acpkit_core.runner.Runner`
+[`LangGraphRunner`][langchain_acp.LangGraphRunner] implements `acpkit_core.runner.Runner`
 (and the optional `SessionHooks` and `ToolLister`) for any compiled graph whose state has
 `messages`: `langchain.agents.create_agent` graphs, DeepAgents graphs, hand-built `StateGraph`s.
 
 - input: one `HumanMessage` rendered from the prompt IR;
 - memory: the graph's own checkpointer, or an embedded one; the thread id is the ACP session id;
 - streaming: `astream(stream_mode=["messages", "updates"], subgraphs=True)` through
-  [`StreamMapper`][langchain_acp._stream.StreamMapper], tool runs through
-  [`AcpCallbackHandler`][langchain_acp.callbacks.AcpCallbackHandler];
+  [`StreamMapper`][langchain_acp._events.StreamMapper], tool runs through
+  [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler];
 - approvals: LangChain's human-in-the-loop interrupts become permission requests;
 - permissions: every tool call passes the turn's gate (`_gate`), whatever the graph's shape;
 - cancellation: the server cancels the turn's task, which stops the graph.

@@ -6,6 +6,8 @@ from pydantic_acp import run_acp
 
 run_acp(Agent("openai:gpt-5", name="assistant"))
 ```
+
+Every public name is importable from `pydantic_acp` itself; its modules are private.
 """
 
 from __future__ import annotations

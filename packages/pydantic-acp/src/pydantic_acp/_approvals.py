@@ -2,7 +2,7 @@
 
 pydantic-ai defers a call that needs approval (a tool with `requires_approval=True`, or one our
 capability marked because the permission policy or the mode says to ask). The run's
-`HandleDeferredToolCalls` hook lands in [`resolve_deferred`][pydantic_acp.approvals.resolve_deferred],
+`HandleDeferredToolCalls` hook lands in [`resolve_deferred`][pydantic_acp._approvals.resolve_deferred],
 which asks the client with the tool call's own id and answers pydantic-ai:
 
 | client's answer | pydantic-ai result | the model reads |
@@ -12,7 +12,7 @@ which asks the client with the tool call's own id and answers pydantic-ai:
 | cancelled | `ToolDenied(CANCELLED_TEXT)` (the turn then stops) | that the turn was stopped |
 
 Calls deferred for *external* execution cannot run in an editor session; they fail with
-[`EXTERNAL_TEXT`][pydantic_acp.approvals.EXTERNAL_TEXT].
+[`EXTERNAL_TEXT`][pydantic_acp._approvals.EXTERNAL_TEXT].
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The per-run capability that ties a pydantic-ai run to an ACP turn.
 
 It is passed as `capabilities=[...]` to each run (the user's agent is never changed). The run's
-events reach the [`EventProjector`][pydantic_acp.events.EventProjector] through a run-level
+events reach the [`EventProjector`][pydantic_acp.EventProjector] through a run-level
 `event_stream_handler` (or `on_event`, when the agent has a handler of its own). The hooks:
 
-- `prepare_tools`: the session mode hides tools ([`filter_tools`][pydantic_acp.modes.filter_tools]);
+- `prepare_tools`: the session mode hides tools ([`filter_tools`][pydantic_acp._modes.filter_tools]);
   the projector learns the step's function tools, whose calls it shows as soon as they start;
 - `before_tool_execute`: tools the policy or the mode asks about are deferred for approval;
 - `wrap_tool_execute`: the tool call turns `in_progress` when it really starts; an edit tool's call

@@ -1,6 +1,6 @@
 """pydantic-ai stream events -> ACP updates through the turn's emitter.
 
-One [`EventProjector`][pydantic_acp.events.EventProjector] lives for one turn. It sees every
+One [`EventProjector`][pydantic_acp.EventProjector] lives for one turn. It sees every
 event of the run (model response parts, tool calls and their results) and calls the emitter:
 
 | pydantic-ai | ACP |
@@ -12,7 +12,7 @@ event of the run (model response parts, tool calls and their results) and calls 
 | tool starts running | `tool_call_update` `in_progress` |
 | `FunctionToolResultEvent` | `tool_call_update` `completed` / `failed` with the output as content |
 
-Tool outcomes map through [`OUTCOME_STATUS`][pydantic_acp.events.OUTCOME_STATUS]. The tool calls'
+Tool outcomes map through [`OUTCOME_STATUS`][pydantic_acp.OUTCOME_STATUS]. The tool calls'
 lifecycle is the turn's ([`ToolCalls`][acpkit_core.tool_calls.ToolCalls]): each transition is
 sent once, in order.
 """

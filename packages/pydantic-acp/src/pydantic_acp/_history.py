@@ -4,7 +4,7 @@ Each message is one item of the session's [`HistoryLog`][acpkit_core.runner.Hist
 `ModelMessagesTypeAdapter` JSON. A turn appends the messages it added (repaired); the
 validated messages stay in memory (`HistoryLog.memo`) for the next turn, so a turn neither
 re-reads, re-validates nor re-dumps the whole conversation. Before it is stored,
-[`repair_history`][pydantic_acp.history.repair_history] makes what a failed or cancelled turn
+[`repair_history`][pydantic_acp.repair_history] makes what a failed or cancelled turn
 left behind acceptable to any model:
 
 - every tool call gets an answer: a call the stopped turn never started (still waiting for its
@@ -88,12 +88,12 @@ def save_history(
 ) -> None:
     """Append to the session's history what a run added to `before` (repaired).
 
-    `before` is what [`load_history`][pydantic_acp.history.load_history] gave the run and
+    `before` is what [`load_history`][pydantic_acp.load_history] gave the run and
     `messages` all the run's messages. When the run kept `before` as it was (the usual case) only
     the new messages are dumped and stored; otherwise the whole history is rewritten. A binary
     prompt attachment larger than `max_attachment` (characters of its base64) reached the model in
     its own turn; the history keeps a note in its place. `not_run` is as for
-    [`repair_history`][pydantic_acp.history.repair_history].
+    [`repair_history`][pydantic_acp.repair_history].
     """
     log = session.history
     count = len(before)

@@ -1,7 +1,7 @@
 """The client's MCP servers (`mcpServers` of `session/new`) as pydantic-ai toolsets.
 
 Each server becomes an `MCPToolset` (stdio, streamable HTTP or SSE) for the session's runs.
-[`SessionMcp`][pydantic_acp.mcp.SessionMcp] starts them when the session opens and stops them
+[`SessionMcp`][pydantic_acp._mcp.SessionMcp] starts them when the session opens and stops them
 when it closes. The connections live in one background task per session: an MCP client opens
 anyio task groups that must be exited by the task that entered them, while the server may open
 and close a session from different tasks.

@@ -1,4 +1,4 @@
-"""[`PydanticRunner`][pydantic_acp.runner.PydanticRunner]: one ACP turn = one `agent.run(...)`.
+"""[`PydanticRunner`][pydantic_acp.PydanticRunner]: one ACP turn = one `agent.run(...)`.
 
 The user's agent is never changed: everything ACP needs is passed per run (`model=`,
 `message_history=`, `toolsets=`, `capabilities=`, `instructions=`, `usage_limits=`,
