@@ -14,6 +14,7 @@ import langchain_acp
 import pydantic_acp
 import pytest
 from acpkit_core import AcpAgent
+from acpkit_core.auth import Authentication, EnvVarMethod
 from acpkit_core.config import (
     STANDARD_MODES,
     AgentOptions,
@@ -68,6 +69,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "extensions": (Extensions(), lambda v: v),
     "max_message_bytes": (1 << 20, lambda v: v),
     "max_prompt_bytes": (1 << 19, lambda v: v),
+    "auth": (Authentication(methods=[EnvVarMethod(id="k", name="Key", vars=["ACME_API_KEY"])]), lambda v: v),
 }
 
 

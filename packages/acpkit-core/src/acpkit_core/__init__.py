@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .adapters import Adapter, load_adapters
+    from .auth import Authentication
     from .capabilities import CapabilityProvider, CommandSource, RunnerCapabilities
     from .config import (
         STANDARD_MODES,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .emitter import TurnEmitter
     from .errors import (
         AcpKitError,
+        AuthRequiredError,
         ConfigError,
         HostError,
         HostUnavailableError,
@@ -79,6 +81,8 @@ __all__ = [
     "AcpKitError",
     "Adapter",
     "AgentOptions",
+    "AuthRequiredError",
+    "Authentication",
     "Binary",
     "BooleanOption",
     "CapabilityProvider",
@@ -156,6 +160,7 @@ __all__ = [
 
 _HOMES: dict[str, str] = {
     **dict.fromkeys(["Adapter", "load_adapters"], "adapters"),
+    **dict.fromkeys(["Authentication"], "auth"),
     **dict.fromkeys(["CapabilityProvider", "CommandSource", "RunnerCapabilities"], "capabilities"),
     **dict.fromkeys(["TurnEmitter"], "emitter"),
     **dict.fromkeys(
@@ -175,6 +180,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(
         [
             "AcpKitError",
+            "AuthRequiredError",
             "ConfigError",
             "HostError",
             "HostUnavailableError",

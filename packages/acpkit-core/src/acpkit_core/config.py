@@ -17,6 +17,7 @@ from .errors import UserError
 from .runner import CommandHandler
 
 if TYPE_CHECKING:
+    from .auth import Authentication
     from .extensions import Extensions
     from .permissions import PermissionPolicy
     from .store import SessionStore
@@ -223,6 +224,9 @@ class AgentOptions:
     together), in bytes; a larger one is answered -32602 before the turn starts. `None`: the
     `ACPKIT_MAX_PROMPT_BYTES` environment variable, else 16 MiB (see
     [`MAX_PROMPT_BYTES`][acpkit_core.limits.MAX_PROMPT_BYTES])."""
+    auth: Authentication | None = None
+    """Authentication methods advertised in `initialize` (an [`Authentication`][acpkit_core.auth.Authentication]);
+    when one is required, every session request answers -32000 until one succeeds. `None`: no authentication."""
 
 
 class AgentOptionsKwargs(TypedDict, total=False):
@@ -252,6 +256,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     extensions: Extensions | None
     max_message_bytes: int | None
     max_prompt_bytes: int | None
+    auth: Authentication | None
 
 
 def agent_options(

@@ -10,7 +10,8 @@ AcpKitError                 base of everything ACP Kit raises on purpose
 │   ├── HostUnavailableError    the client did not advertise the capability
 │   └── PathPolicyError         the path lies outside the session's allowed directories
 ├── ConfigError             an unknown mode, config option or value (-32602)
-└── InvalidCursorError      a `session/list` cursor the store did not issue (-32602)
+├── InvalidCursorError      a `session/list` cursor the store did not issue (-32602)
+└── AuthRequiredError       the connection is not authenticated, or a method refused (-32000)
 ```
 
 [`to_request_error`][acpkit_core.errors.to_request_error] gives each its JSON-RPC error; the server
@@ -24,6 +25,7 @@ from acp import RequestError
 
 __all__ = [
     "AcpKitError",
+    "AuthRequiredError",
     "ConfigError",
     "HostError",
     "HostUnavailableError",
@@ -40,6 +42,7 @@ INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
+AUTH_REQUIRED = -32000
 
 
 class AcpKitError(Exception):
@@ -115,13 +118,29 @@ class InvalidCursorError(AcpKitError, ValueError):
     """A `session/list` cursor that this store did not issue."""
 
 
+class AuthRequiredError(AcpKitError):
+    """The connection is not authenticated (-32000), or an authentication method refused.
+
+    Raise it from an [`EnvVarMethod.check`][acpkit_core.auth.EnvVarMethod.check] or an
+    [`AgentMethod.login`][acpkit_core.auth.AgentMethod.login]: the message is what the user reads,
+    so say what is missing or wrong and what to do.
+    """
+
+    def __init__(self, message: str, *, methods: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.methods = methods
+        """The ids of the methods the client may try (sent as `data.authMethods`), when known."""
+
+
 def to_request_error(exc: Exception) -> RequestError | None:
     """The JSON-RPC error for an ACP Kit error, `None` for anything else.
 
     `SessionNotFoundError` is -32002 with the id; `PromptError` -32602 with the block index, field
     and reason; `ConfigError` and `InvalidCursorError` -32602; `SessionBusyError` -32600;
-    `UserError` -32603 ("agent misconfigured").
+    `UserError` -32603 ("agent misconfigured"); `AuthRequiredError` -32000 with the reason.
     """
+    if isinstance(exc, AuthRequiredError):
+        return RequestError(AUTH_REQUIRED, str(exc), {"authMethods": exc.methods} if exc.methods else None)
     if isinstance(exc, SessionNotFoundError):
         return RequestError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": exc.session_id})
     if isinstance(exc, PromptError):

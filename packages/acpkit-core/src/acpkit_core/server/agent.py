@@ -13,6 +13,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.schema import (
     AgentCapabilities,
+    AuthenticateResponse,
     AvailableCommandsUpdate,
     ClientCapabilities,
     CloseSessionResponse,
@@ -38,6 +39,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..runner import ClientInfo, Runner
@@ -82,6 +84,9 @@ class AcpAgent:
         )
         """Runs prompt turns."""
         self._serves_delete = False
+        self.auth = ConnectionAuth(self.options.auth)
+        """This connection's authentication state (`AgentOptions.auth`); a transport that authenticated
+        the connection itself calls `auth.grant(...)`."""
 
     def on_connect(self, conn: Client) -> None:
         """Called by the SDK with the connection to the client."""
@@ -140,6 +145,7 @@ class AcpAgent:
             terminal=bool(caps.terminal),
             boolean_config_options=boolean,
         )
+        self.auth.client = client_info.name if client_info else None
         rc = self.capabilities
         version = protocol_version if protocol_version in SUPPORTED_PROTOCOL_VERSIONS else PROTOCOL_VERSION
         return InitializeResponse(
@@ -161,8 +167,21 @@ class AcpAgent:
                 ),
                 field_meta=self.options.extensions.capabilities() if self.options.extensions else None,
             ),
-            auth_methods=[],
+            auth_methods=self.auth.wire_methods(),  # pyright: ignore[reportArgumentType]
         )
+
+    @boundary
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """Run the authentication method the client chose (`AgentOptions.auth`).
+
+        An unknown method answers -32602 listing the methods; one that does not succeed answers
+        -32000 with the reason (a variable not set, a key refused).
+        """
+        try:
+            await self.auth.authenticate(method_id, kwargs)
+        except KeyError as exc:
+            raise RequestError.invalid_params({"methodId": method_id, "reason": exc.args[0]}) from None
+        return AuthenticateResponse()
 
     # --- sessions ----------------------------------------------------------------------------------
 
@@ -175,6 +194,7 @@ class AcpAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         """Create, store and open a session."""
+        await self.auth.require("session/new")
         session = await self.sessions.new(cwd, additional_directories, mcp_servers)
         self.outbox.later(session.id, [self._commands_update()])
         return NewSessionResponse(
@@ -193,6 +213,7 @@ class AcpAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse:
         """Open a stored session and replay its conversation before answering."""
+        await self.auth.require("session/load")
         session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=True)
         await self.outbox.send(session_id, self._commands_update())
         return LoadSessionResponse(
@@ -210,6 +231,7 @@ class AcpAgent:
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         """Open a stored session without replaying it."""
+        await self.auth.require("session/resume")
         session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=False)
         await self.outbox.send(session_id, self._commands_update())
         return ResumeSessionResponse(
@@ -227,6 +249,7 @@ class AcpAgent:
         **kwargs: Any,
     ) -> ForkSessionResponse:
         """Copy a stored session (state, transcript, mode, options) into a new one."""
+        await self.auth.require("session/fork")
         session = await self.sessions.fork(session_id, cwd, additional_directories, mcp_servers)
         self.outbox.later(session.id, [self._commands_update()])
         return ForkSessionResponse(
@@ -240,12 +263,14 @@ class AcpAgent:
         self, cursor: str | None = None, cwd: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
         """Stored sessions, most recent first, optionally for one cwd; paged by cursor."""
+        await self.auth.require("session/list")
         sessions, next_cursor = await self.sessions.page(cwd, cursor)
         return ListSessionsResponse(sessions=sessions, next_cursor=next_cursor)
 
     @boundary
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Cancel the running turn (if any), wait for it to end, and free the session."""
+        await self.auth.require("session/close")
         await self.sessions.close(session_id)
         return CloseSessionResponse()
 
@@ -257,6 +282,7 @@ class AcpAgent:
         checkpoints), then the store drops the session, its state and its transcript. Unknown ids
         answer -32002.
         """
+        await self.auth.require("session/delete")
         await self.sessions.delete(session_id)
         return DeleteSessionResponse()
 
@@ -270,6 +296,7 @@ class AcpAgent:
     @boundary
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """`session/set_mode`: also updates the `mode` config option."""
+        await self.auth.require("session/set_mode")
         await self.sessions.apply_mode(await self.sessions.live(session_id), mode_id)
         return SetSessionModeResponse()
 
@@ -278,6 +305,7 @@ class AcpAgent:
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
         """`session/set_config_option`: answers with the complete option list."""
+        await self.auth.require("session/set_config_option")
         session = await self.sessions.set_option(session_id, config_id, value)
         options = self.session_options.wire_options(session, self.client) or []
         return SetSessionConfigOptionResponse(config_options=options)  # pyright: ignore[reportArgumentType]
@@ -295,6 +323,7 @@ class AcpAgent:
         -32602; a turn whose runner raised answers -32603 `The agent failed: <cause>` after it was
         recorded.
         """
+        await self.auth.require("session/prompt")
         return await self.turns.prompt(session_id, prompt)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
