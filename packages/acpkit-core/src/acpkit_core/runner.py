@@ -16,6 +16,7 @@ connections), forget a deleted session's data, and list its tools for `/tools`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -33,6 +34,7 @@ from acp.schema import (
 from .ir import Prompt
 
 if TYPE_CHECKING:
+    from .elicitation import Answer, Choice
     from .host import ClientHost
     from .tool_calls import ToolCalls
 
@@ -58,6 +60,7 @@ __all__ = [
     "ToolLister",
     "Turn",
     "TurnUsage",
+    "current_turn",
 ]
 
 ToolCallContent: TypeAlias = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
@@ -240,6 +243,8 @@ class ClientInfo:
     """The client serves the `terminal/*` methods."""
     boolean_config_options: bool = False
     """The client can show boolean config options."""
+    elicitation_form: bool = False
+    """The client serves `elicitation/create` in form mode (`clientCapabilities.elicitation.form`)."""
 
 
 # --- Values the runner hands the emitter ---------------------------------------------------------
@@ -469,6 +474,35 @@ class Turn(Protocol):
     def plan_only(self) -> bool:
         """True when the current mode lets the model plan but not run mutating tools."""
         ...
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        choices: Sequence[str | Choice] | None = None,
+        default: str | None = None,
+        tool_call_id: str | None = None,
+    ) -> Answer:
+        """Ask the user a question: pick one of `choices`, or type a line of text when `choices` is `None`.
+
+        Through `elicitation/create` when the client supports it, else as a permission-style question
+        (see [`acpkit_core.elicitation`][acpkit_core.elicitation]). A `session/cancel` while it is open
+        answers `cancelled` at once. `tool_call_id` ties the question to the tool call asking it.
+        """
+        ...
+
+
+turn_context: ContextVar[Turn | None] = ContextVar("acpkit_current_turn", default=None)
+"""Holds the running turn; the server sets it around each turn (read it with `current_turn()`)."""
+
+
+def current_turn() -> Turn | None:
+    """The turn running in this context (the server sets it around `run_turn`), `None` outside one.
+
+    Tools called by the framework during the turn see it (asyncio tasks and worker threads copy the
+    context), which is how an adapter's hook such as `ask_user` finds the turn.
+    """
+    return turn_context.get()
 
 
 @runtime_checkable

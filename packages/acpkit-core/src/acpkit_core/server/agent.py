@@ -144,6 +144,7 @@ class AcpAgent:
             write_text_file=bool(fs and fs.write_text_file),
             terminal=bool(caps.terminal),
             boolean_config_options=boolean,
+            elicitation_form=bool(caps.elicitation and caps.elicitation.form is not None),
         )
         self.auth.client = client_info.name if client_info else None
         rc = self.capabilities

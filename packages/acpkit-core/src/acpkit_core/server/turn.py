@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
 
+from ..elicitation import Answer, Choice, Elicitor
 from ..emitter import TurnEmitter
 from ..host import ClientHost
 from ..ir import Prompt
@@ -62,6 +63,15 @@ class ServerTurn:
             cancelled=self._cancel,
         )
         """The turn's permission and mode gate."""
+        self.elicitor = Elicitor(
+            conn=conn,
+            session_id=session.id,
+            form=client.elicitation_form,
+            cancelled=self._cancel,
+            before_ask=emitter.flush,
+            send=emitter.send_unrecorded,
+        )
+        """Asks the turn's questions (`ask`)."""
 
     async def _ask_client(
         self, tool_call: ToolCallUpdate, options: list[PermissionOption]
@@ -186,3 +196,16 @@ class ServerTurn:
         return await self.gate.request_permission(
             tool_call_id, tool_name=tool_name, title=title, kind=kind, raw_input=raw_input
         )
+
+    # --- questions ----------------------------------------------------------------------------------
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        choices: Sequence[str | Choice] | None = None,
+        default: str | None = None,
+        tool_call_id: str | None = None,
+    ) -> Answer:
+        """Ask the user (elicitation, else a permission-style question); `cancelled` when the turn is."""
+        return await self.elicitor.ask(question, choices=choices, default=default, tool_call_id=tool_call_id)

@@ -22,7 +22,7 @@ from acp.schema import (
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
 from ..errors import AcpKitError, SessionBusyError
-from ..runner import Runner, StopReason
+from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
 from ._boundary import TurnFailed
 from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_title
@@ -179,10 +179,13 @@ class TurnRunner:
         command = match_command(turn.prompt, self.commands)
         work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
         failure: TurnFailed | None = None
+        bound = turn_context.set(turn)  # tools find the turn (`current_turn()`); tasks copy it from here
         try:
             stop = await self._race(live, turn, work)
         except TurnFailed as exc:
             stop, failure = "end_turn", exc
+        finally:
+            turn_context.reset(bound)
         await emitter.flush()
         if emitter.tool_calls.open_ids():
             reason = (

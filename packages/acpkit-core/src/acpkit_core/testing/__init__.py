@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .client import AcpTestClient, PermissionAnswer
+from .client import AcpTestClient, ElicitationAnswer, PermissionAnswer
 from .results import PromptResult, ToolCallState
 from .scripted import ScriptedRunner
 
-__all__ = ["AcpTestClient", "PermissionAnswer", "PromptResult", "ScriptedRunner", "ToolCallState"]
+__all__ = ["AcpTestClient", "ElicitationAnswer", "PermissionAnswer", "PromptResult", "ScriptedRunner", "ToolCallState"]

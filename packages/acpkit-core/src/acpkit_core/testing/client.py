@@ -16,13 +16,18 @@ import acp
 from acp import PROTOCOL_VERSION, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
     AudioContentBlock,
     BooleanConfigOptionCapabilities,
+    CancelElicitationResponse,
     ClientCapabilities,
     ClientSessionCapabilities,
     CreateTerminalResponse,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     EmbeddedResourceContentBlock,
     EnvVariable,
     FileSystemCapabilities,
@@ -61,7 +66,7 @@ from .results import PromptResult
 if TYPE_CHECKING:
     from ..server import AcpAgent
 
-__all__ = ["AcpTestClient", "PermissionAnswer", "PromptBlock"]
+__all__ = ["AcpTestClient", "ElicitationAnswer", "PermissionAnswer", "PromptBlock"]
 
 STREAM_LIMIT = 50 * 1024 * 1024
 
@@ -73,6 +78,13 @@ PermissionAnswer: TypeAlias = Sequence[str] | Callable[[RequestPermissionRequest
 
 `cancel_turn` answers as an editor does when the user stops the turn at the question: it sends
 `session/cancel`, then answers the request `cancelled`."""
+
+
+ElicitationAnswer: TypeAlias = Sequence[str | None] | Callable[[dict[str, Any]], str | Awaitable[str | None] | None]
+"""Answers to `elicitation/create`, in order, or a function of the request's params choosing one.
+
+A string is accepted as the value of the form's `answer`; `None` declines; `"cancel_turn"` answers
+as an editor does when the user stops the turn at the question (`session/cancel`, then `cancel`)."""
 
 
 def wire_mcp_server(server: Any) -> Any:
@@ -106,6 +118,8 @@ class AcpTestClient:
         fs: bool = True,
         terminal: bool = True,
         boolean_options: bool = False,
+        elicitation: bool = False,
+        elicitation_answers: ElicitationAnswer = (),
     ) -> None:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if root is None:
@@ -121,6 +135,12 @@ class AcpTestClient:
         """Advertise and serve `terminal/*`."""
         self.boolean_options = boolean_options
         """Advertise boolean config options."""
+        self.elicitation = elicitation
+        """Advertise and serve `elicitation/create` in form mode."""
+        self.elicitation_answers: ElicitationAnswer = elicitation_answers
+        """How to answer `elicitation/create`; a list is consumed in order (it declines once exhausted)."""
+        self.elicitations: list[dict[str, Any]] = []
+        """The params of every `elicitation/create` received (wire JSON)."""
         self.updates: dict[str, list[Any]] = {}
         """Every `session/update` by session id, in order (schema models)."""
         self.permission_requests: list[RequestPermissionRequest] = []
@@ -140,6 +160,7 @@ class AcpTestClient:
         self.last_session: NewSessionResponse | ForkSessionResponse | None = None
         """The last `session/new` or `session/fork` answer."""
         self._answer_index = 0
+        self._elicitation_index = 0
         self._cancel_events: dict[str, asyncio.Event] = {}
 
     # --- connecting ------------------------------------------------------------------------------
@@ -239,6 +260,7 @@ class AcpTestClient:
             )
             if self.boolean_options
             else None,
+            elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities()) if self.elicitation else None,
         )
         self.init = await self.c.initialize(
             protocol_version=protocol_version,
@@ -384,6 +406,41 @@ class AcpTestClient:
             self._answer_index += 1
             return answers[self._answer_index - 1]
         return "allow_once"
+
+    async def create_elicitation(
+        self, message: str, mode: Any, **kwargs: Any
+    ) -> AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse:
+        """Answer from `elicitation_answers`; a `session/cancel` sent meanwhile answers `cancel`."""
+        params: dict[str, Any] = {"message": message, "mode": "form" if hasattr(mode, "requested_schema") else "url"}
+        params.update(mode.model_dump(by_alias=True, exclude_none=True))
+        self.elicitations.append(params)
+        self.requests.append(("elicitation/create", params))
+        session_id = str(params.get("sessionId", ""))
+        cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
+        choice = asyncio.ensure_future(self._elicitation_choice(params))
+        waiter = asyncio.ensure_future(cancelled.wait())
+        await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if not choice.done():
+            choice.cancel()
+            return CancelElicitationResponse(action="cancel")
+        answer = choice.result()
+        if answer == "cancel_turn":
+            await self.cancel(session_id)
+            return CancelElicitationResponse(action="cancel")
+        if answer is None:
+            return DeclineElicitationResponse(action="decline")
+        return AcceptElicitationResponse(action="accept", content={"answer": answer})
+
+    async def _elicitation_choice(self, params: dict[str, Any]) -> str | None:
+        answers = self.elicitation_answers
+        if callable(answers):
+            result = answers(params)
+            return await result if inspect.isawaitable(result) else result
+        if self._elicitation_index < len(answers):
+            self._elicitation_index += 1
+            return answers[self._elicitation_index - 1]
+        return None
 
     async def read_text_file(
         self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any

@@ -8,6 +8,7 @@ Each line of the prompt's text is one step:
 | `think <text>` | streams `<text>` as thought chunks |
 | `tool <name> ok\|fail\|open [json args]` | a tool call, closed `completed`, `failed`, or left open |
 | `ask <name> [json args]` | a tool call that asks permission first; runs if allowed, fails if rejected |
+| `question {"text": ..., "choices": [...]}` | a tool call asking `turn.ask`; says `answer: <outcome> [value]` |
 | `sleep <seconds>` | waits (a cancel interrupts it) |
 | `plan <a> \| <b> \| ...` | sends a plan (first item in progress) |
 | `usage <input> <output> [context size]` | reports token usage |
@@ -60,7 +61,21 @@ class ScriptedRunner:
         before = list(history)
         history.append(text)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        verbs = {"say", "think", "tool", "ask", "sleep", "plan", "usage", "fail", "read", "write", "run", "history"}
+        verbs = {
+            "say",
+            "think",
+            "tool",
+            "ask",
+            "question",
+            "sleep",
+            "plan",
+            "usage",
+            "fail",
+            "read",
+            "write",
+            "run",
+            "history",
+        }
         if not lines or lines[0].split(" ", 1)[0] not in verbs:
             await self._say(turn, f"echo: {text}")
             return "end_turn"
@@ -94,6 +109,8 @@ class ScriptedRunner:
         elif verb == "ask":
             name, _, raw = rest.partition(" ")
             return await self._ask(turn, call_id, name, _args(raw))
+        elif verb == "question":
+            return await self._question(turn, call_id, _args(rest) or {})
         elif verb == "sleep":
             await asyncio.sleep(float(rest or "1"))
         elif verb == "plan":
@@ -152,4 +169,16 @@ class ScriptedRunner:
             return None
         await turn.emit.tool_call_update(call_id, status="in_progress")
         await turn.emit.tool_call_update(call_id, status="completed", raw_output=f"{name} done")
+        return None
+
+    async def _question(self, turn: Turn, call_id: str, args: Mapping[str, Any]) -> StopReason | None:
+        await turn.emit.tool_call(call_id, title="question", kind="other", status="in_progress", raw_input=dict(args))
+        answer = await turn.ask(
+            str(args.get("text", "")), choices=args.get("choices"), default=args.get("default"), tool_call_id=call_id
+        )
+        said = f"answer: {answer.outcome}" + (f" {answer.value}" if answer.value is not None else "")
+        await turn.emit.tool_call_update(call_id, status="completed" if answer.answered else "failed", raw_output=said)
+        if answer.outcome == "cancelled":
+            return "cancelled"
+        await self._say(turn, said)
         return None

@@ -1,0 +1,126 @@
+"""`turn.ask` over an in-process connection: elicitation where the client has it, the permission fallback, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from acp.schema import RequestPermissionRequest, ToolCallProgress
+from acpkit_core.config import AgentOptions
+from acpkit_core.elicitation import Choice, Elicitor
+from acpkit_core.errors import UserError
+from acpkit_core.runner import current_turn
+from acpkit_core.server import AcpAgent
+from acpkit_core.testing import AcpTestClient, ScriptedRunner
+
+COLOR = json.dumps({"text": "Which color?", "choices": ["red", "green"], "default": "red"})
+NAME = json.dumps({"text": "Your name?"})
+
+
+def _agent() -> AcpAgent:
+    return AcpAgent(ScriptedRunner(), AgentOptions(store="memory"))
+
+
+async def test_a_choice_is_asked_by_elicitation_when_the_client_supports_it() -> None:
+    async with AcpTestClient.connect(_agent(), elicitation=True, elicitation_answers=["green", None]) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt(f"question {COLOR}", session_id=sid)
+        declined = await c.prompt(f"question {NAME}", session_id=sid)
+    assert r.text == "answer: answered green"
+    assert r.permission_requests == []
+    assert c.elicitations[0] == {
+        "message": "Which color?",
+        "mode": "form",
+        "sessionId": sid,
+        "toolCallId": "call-0-0",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "answer": {
+                    "type": "string",
+                    "title": "Which color?",
+                    "default": "red",
+                    "oneOf": [{"const": "red", "title": "red"}, {"const": "green", "title": "green"}],
+                }
+            },
+            "required": ["answer"],
+        },
+    }
+    assert r.tool_calls["call-0-0"].status == "completed"
+    # a text question: no oneOf; declined
+    assert "oneOf" not in c.elicitations[1]["requestedSchema"]["properties"]["answer"]
+    assert declined.text == "answer: declined"
+
+
+async def test_an_answer_that_was_not_offered_counts_as_declined() -> None:
+    async with AcpTestClient.connect(_agent(), elicitation=True, elicitation_answers=["blue"]) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt(f"question {COLOR}", session_id=sid)
+    assert r.text == "answer: declined"
+
+
+async def test_without_elicitation_the_choices_become_permission_options() -> None:
+    async with AcpTestClient.connect(_agent(), permission_answers=["green", "acpkit.skip"]) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt(f"question {COLOR}", session_id=sid)
+        skipped = await c.prompt(f"question {COLOR}", session_id=sid)
+        text = await c.prompt(f"question {NAME}", session_id=sid)
+    assert c.elicitations == []
+    (request,) = r.permission_requests
+    assert isinstance(request, RequestPermissionRequest)
+    wire = request.model_dump(by_alias=True, exclude_none=True)
+    assert wire["options"] == [
+        {"optionId": "red", "name": "red", "kind": "allow_once"},
+        {"optionId": "green", "name": "green", "kind": "allow_once"},
+        {"optionId": "acpkit.skip", "name": "Skip", "kind": "reject_once"},
+    ]
+    card = wire["toolCall"]
+    assert card["title"] == "Which color?" and card["toolCallId"] != "call-0-0"
+    assert card["_meta"] == {"acpkit.question": {"toolCallId": "call-0-0"}}
+    assert r.text == "answer: answered green"
+    # the question's card is closed with the answer
+    closing = [u for u in r.updates if isinstance(u, ToolCallProgress) and u.tool_call_id == card["toolCallId"]]
+    assert [(u.status, u.content[0].content.text) for u in closing] == [("completed", "green")]  # type: ignore[index,union-attr]
+    assert skipped.text == "answer: declined"
+    # a text question without a default cannot be asked without elicitation: nothing is sent
+    assert text.text == "answer: unavailable" and text.permission_requests == []
+
+
+async def test_cancel_while_a_question_is_open_ends_the_turn_cancelled() -> None:
+    never: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+    async with AcpTestClient.connect(_agent(), elicitation=True, elicitation_answers=lambda _: never) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        task = asyncio.ensure_future(c.prompt(f"question {COLOR}", session_id=sid))
+        for _ in range(200):
+            if c.elicitations:
+                break
+            await asyncio.sleep(0.01)
+        await c.cancel(sid)
+        r = await asyncio.wait_for(task, 5)
+    assert r.stop_reason == "cancelled"
+    assert r.tool_calls["call-0-0"].status == "failed"
+
+
+async def test_a_user_stopping_the_turn_at_the_question_cancels_it() -> None:
+    async with AcpTestClient.connect(_agent(), permission_answers=["cancel_turn"]) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt(f"question {COLOR}", session_id=sid)
+    assert r.stop_reason == "cancelled"
+
+
+async def test_bad_questions_are_refused_and_no_turn_means_none() -> None:
+    elicitor = Elicitor(conn=None, session_id="s", form=True, cancelled=asyncio.Event())
+    with pytest.raises(UserError, match="unique"):
+        await elicitor.ask("Pick", choices=["a", "a"])
+    with pytest.raises(UserError, match="not one of the choices"):
+        await elicitor.ask("Pick", choices=[Choice(value="a", title="A")], default="b")
+    with pytest.raises(UserError, match="empty"):
+        await elicitor.ask(" ")
+    assert (await elicitor.ask("Pick", choices=["a"])).outcome == "unavailable"
+    assert current_turn() is None
