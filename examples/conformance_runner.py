@@ -62,6 +62,12 @@ class ScenarioRunner:
             await turn.emit.text("Done.")
         elif s == "cancel_tool":
             await self._tool(turn, "slow_tool", {}, work=30)
+        elif s == "question":
+            await turn.emit.tool_call("pick_color-1", title="pick_color", kind="other", status="in_progress")
+            answer = await turn.ask("Which color?", choices=["red", "green"], tool_call_id="pick_color-1")
+            result = answer.value or answer.outcome
+            await turn.emit.tool_call_update("pick_color-1", status="completed", raw_output=result)
+            await turn.emit.text(f"You chose {result}.")
         elif s == "memory":
             if "name" in text and history:
                 await turn.emit.text(f"You told me: {history[-1]}")

@@ -50,6 +50,7 @@ RUNNER_CONTRACT = frozenset(
         "acpkit_core.capabilities",
         "acpkit_core.config",
         "acpkit_core.delegate",
+        "acpkit_core.elicitation",
         "acpkit_core.emitter",
         "acpkit_core.errors",
         "acpkit_core.extensions",

@@ -30,6 +30,10 @@ def test_the_required_scenarios_are_the_suite() -> None:
         "test_cancel_mid_tool",
         "test_load_after_restart",
         "test_bad_prompt",
+        "test_auth_required_before_sessions",
+        "test_question_by_elicitation",
+        "test_question_by_permission_fallback",
+        "test_cancel_while_a_question_is_open",
     } == REQUIRED_SCENARIOS
 
 
@@ -71,4 +75,4 @@ def test_a_third_party_pytest_run_uses_the_suite(tmp_path: Path) -> None:
         env=env,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "9 passed" in result.stdout
+    assert "13 passed" in result.stdout

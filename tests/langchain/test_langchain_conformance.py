@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
 from langchain.agents import create_agent
-from langchain_acp import AcpPermissionMiddleware, create_acp_agent
+from langchain_acp import AcpPermissionMiddleware, ask_user, create_acp_agent
 from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.tools import InjectedToolCallId, tool
 from lc_helpers import Call, FakeChatModel, Reply, delete_file, read_file, slow_tool
 
 pytestmark = pytest.mark.timeout(60)
@@ -31,7 +32,15 @@ SCRIPTS: dict[str, list[Any]] = {
     "cancel_tool": [Reply(calls=[Call("slow_tool", {}, "s1")])],
     "memory": [_remember],
     "bad_prompt": [Reply(text="ok")],
+    "question": [Reply(calls=[Call("pick_color", {}, "q1")]), Reply(text="ok")],
 }
+
+
+@tool
+async def pick_color(tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+    """Ask the user for a color."""
+    answer = await ask_user("Which color?", choices=["red", "green"], tool_call_id=tool_call_id)
+    return answer.value or answer.outcome
 
 
 class TestLangChainConformance(RunnerConformance):
@@ -40,7 +49,7 @@ class TestLangChainConformance(RunnerConformance):
         def make(scenario: str, options: AgentOptions) -> AcpAgent:
             model = FakeChatModel(script=list(SCRIPTS[scenario]), repeat_last=scenario == "memory")
             graph = create_agent(
-                model, tools=[read_file, delete_file, slow_tool], middleware=[AcpPermissionMiddleware()]
+                model, tools=[read_file, delete_file, slow_tool, pick_color], middleware=[AcpPermissionMiddleware()]
             )
             return create_acp_agent(graph, **{f.name: getattr(options, f.name) for f in dataclasses.fields(options)})
 

@@ -9,8 +9,8 @@ import pytest
 from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
-from pydantic_acp import create_acp_agent
-from pydantic_ai import Agent
+from pydantic_acp import ask_user, create_acp_agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 
@@ -21,6 +21,7 @@ FIRST_CALL: dict[str, tuple[str, str]] = {
     "tool_fail": ("read_file", '{"path": "missing.txt"}'),
     "permission": ("delete_file", '{"path": "old.txt"}'),
     "cancel_tool": ("slow_tool", "{}"),
+    "question": ("pick_color", "{}"),
 }
 
 
@@ -52,7 +53,7 @@ def scripted(scenario: str) -> FunctionModel:
 
 
 def build(scenario: str) -> Agent[None, str]:
-    agent = Agent(scripted(scenario))
+    agent = Agent(scripted(scenario), deps_type=type(None))
 
     @agent.tool_plain
     def read_file(path: str) -> str:
@@ -71,6 +72,12 @@ def build(scenario: str) -> Agent[None, str]:
         """Take a long time."""
         await asyncio.sleep(30)
         return "slow done"
+
+    @agent.tool
+    async def pick_color(ctx: RunContext[None]) -> str:
+        """Ask the user for a color."""
+        answer = await ask_user(ctx, "Which color?", choices=["red", "green"])
+        return answer.value or answer.outcome
 
     return agent
 

@@ -24,6 +24,7 @@ Every public name is importable from `langchain_acp` itself; its modules are pri
 from __future__ import annotations
 
 from ._agent import LangChainAcpOptions, create_acp_agent, create_runner, run_acp
+from ._ask import ask_user
 from ._callbacks import AcpCallbackHandler
 from ._content import (
     audio_block_to_content,
@@ -65,6 +66,7 @@ __all__ = [
     "LangGraphSessionState",
     "SessionContext",
     "SnapshotMode",
+    "ask_user",
     "audio_block_to_content",
     "bind_connection",
     "client_host",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ._agent import ModelSpec, PydanticAcpOptions, create_acp_agent, run_acp
 from ._approvals import CANCELLED_TEXT, DECLINED_TEXT
+from ._ask import ask_user
 from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
 from ._delegate import AcpModel, AcpStreamedResponse
 from ._events import OUTCOME_STATUS, EventProjector
@@ -40,6 +41,7 @@ __all__ = [
     "PlanStep",
     "PydanticAcpOptions",
     "PydanticRunner",
+    "ask_user",
     "client_toolset",
     "create_acp_agent",
     "load_history",

@@ -36,6 +36,14 @@ ignore it):
 | `cancel_tool` | calls tool `slow_tool`, which waits 30 s (the test cancels while it runs) |
 | `memory` | turn 1 (`My name is Ada.`): anything; turn 2 (`What is my name?`): text containing `Ada` |
 | `bad_prompt` | answers anything (the test first sends an invalid prompt) |
+| `question` | calls tool `pick_color` (no arguments), which asks the user (see below), then answers anything |
+
+`pick_color` asks `Which color?` with the choices `red` and `green` through the adapter's hook (the
+server's `turn.ask`, tied to its own tool call) and returns the answer's value, or its outcome when
+there is none. Two scenarios need nothing of the runner but to pass `options` through: `auth` (the `text` agent
+behind a required authentication method: sessions answer -32000 until `authenticate` succeeds) and
+the `question` variants (asked by elicitation, by the permission fallback, and cancelled while
+open), which check that the adapter's hook reaches the server's turn.
 
 `memory` runs turn 2 on a *new* agent (a fresh `agent_factory("memory", options)` sharing the
 same SQLite file) after `session/load`, which checks that history survives a restart.
@@ -49,6 +57,8 @@ a framework cannot do is said with the capability flags, which skip with a visib
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +68,7 @@ import pytest
 from acp import RequestError
 from acp.schema import AgentMessageChunk, ImageContentBlock, ToolCallStart, UserMessageChunk
 
+from ..auth import AgentMethod, Authentication, AuthRequest
 from ..config import AgentOptions
 from ..permissions import PermissionPolicy
 from ..server import AcpAgent
@@ -97,6 +108,8 @@ class RunnerConformance:
     """A running tool is interrupted by `session/cancel`."""
     history: ClassVar[bool] = True
     """The framework's history survives a restart (`memory`)."""
+    questions: ClassVar[bool] = True
+    """A tool can ask the user a question through the adapter's hook (`question`)."""
 
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:
@@ -241,6 +254,82 @@ class RunnerConformance:
         assert r.stop_reason == "end_turn"
         users = [u for u in replayed if isinstance(u, UserMessageChunk)]
         assert len(users) == 1  # the refused prompt left no trace
+
+    async def test_auth_required_before_sessions(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        logins: list[str] = []
+
+        async def login(request: AuthRequest) -> None:
+            logins.append(request.method_id)
+
+        method = AgentMethod(id="sso", name="Sign in", login=login)
+        guarded = dataclasses.replace(options, auth=Authentication(methods=[method]))
+        async with AcpTestClient.connect(agent_factory("text", guarded)) as c:
+            init = await c.initialize()
+            assert [m.id for m in init.auth_methods or []] == ["sso"]
+            with pytest.raises(RequestError) as info:
+                await c.new_session()
+            assert info.value.code == -32000
+            await c.c.authenticate(method_id="sso")
+            sid = await c.new_session()
+            r = await c.prompt("Say hello.", session_id=sid)
+        assert logins == ["sso"]
+        assert r.text == "Hello from the agent."
+
+    async def _question(self, agent_factory: AgentFactory, options: AgentOptions, **client: Any) -> Any:
+        if not self.questions:
+            pytest.skip("the adapter has no hook for tools to ask the user")
+        async with AcpTestClient.connect(agent_factory("question", options), **client) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Ask me for a color.", session_id=sid)
+        return c, r
+
+    async def test_question_by_elicitation(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        c, r = await self._question(agent_factory, options, elicitation=True, elicitation_answers=["green"])
+        assert r.stop_reason == "end_turn"
+        (call,) = r.tool_calls.values()
+        (asked,) = c.elicitations
+        assert asked["message"] == "Which color?" and asked["toolCallId"] == call.id
+        answer = asked["requestedSchema"]["properties"]["answer"]
+        assert [o["const"] for o in answer["oneOf"]] == ["red", "green"]
+        assert call.status == "completed"
+        assert "green" in json.dumps(call.raw_output)
+        assert r.permission_requests == []
+
+    async def test_question_by_permission_fallback(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        c, r = await self._question(agent_factory, options, permission_answers=["green"])
+        assert r.stop_reason == "end_turn"
+        assert c.elicitations == []
+        (request,) = r.permission_requests
+        assert [o.option_id for o in request.options] == ["red", "green", "acpkit.skip"]
+        assert request.tool_call.title == "Which color?"
+        call = next(t for t in r.tool_calls.values() if t.id != request.tool_call.tool_call_id)
+        assert "green" in json.dumps(call.raw_output)
+
+    async def test_cancel_while_a_question_is_open(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        if not self.questions:
+            pytest.skip("the adapter has no hook for tools to ask the user")
+        never: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+
+        def unanswered(params: dict[str, Any]) -> asyncio.Future[str | None]:
+            return never
+
+        agent = agent_factory("question", options)
+        async with AcpTestClient.connect(agent, elicitation=True, elicitation_answers=unanswered) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            task = asyncio.ensure_future(c.prompt("Ask me for a color.", session_id=sid))
+            for _ in range(300):
+                if c.elicitations:
+                    break
+                await asyncio.sleep(0.01)
+            assert c.elicitations, "the tool never asked"
+            started = time.monotonic()
+            await c.cancel(sid)
+            r = await asyncio.wait_for(task, 5)
+            elapsed = time.monotonic() - started
+        assert r.stop_reason == "cancelled"
+        assert elapsed < 1.0
 
 
 REQUIRED_SCENARIOS = frozenset(name for name in vars(RunnerConformance) if name.startswith("test_"))
