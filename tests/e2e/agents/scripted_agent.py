@@ -1,12 +1,15 @@
 """An ACP agent process for the end-to-end tests: the core server over `ScriptedRunner`.
 
-Usage: `python scripted_agent.py [--store PATH|memory] [--modes] [--models] [--delay SECONDS] [--name NAME]`.
+Usage: `python scripted_agent.py [--store PATH|memory] [--modes] [--models] [--delay SECONDS] [--name NAME] [--auth]`.
+
+`--auth` requires the env-var method `acme-key` (`ACME_API_KEY`, only through `authenticate`).
 """
 
 from __future__ import annotations
 
 import argparse
 
+from acpkit_core.auth import Authentication, EnvVarMethod
 from acpkit_core.config import STANDARD_MODES, AgentOptions, ModelOption
 from acpkit_core.server import AcpAgent, run_stdio
 from acpkit_core.testing import ScriptedRunner
@@ -19,12 +22,26 @@ def main() -> None:
     parser.add_argument("--models", action="store_true")
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--name", default="scripted-agent")
+    parser.add_argument("--auth", action="store_true")
     ns = parser.parse_args()
     options = AgentOptions(
         name=ns.name,
         store=ns.store,
         modes=STANDARD_MODES if ns.modes else None,
         models=[ModelOption(id="fast"), ModelOption(id="smart")] if ns.models else (),
+        auth=Authentication(
+            methods=[
+                EnvVarMethod(
+                    id="acme-key",
+                    name="ACME API key",
+                    vars=["ACME_API_KEY"],
+                    link="https://acme.example/keys",
+                    implicit=False,
+                )
+            ]
+        )
+        if ns.auth
+        else None,
     )
     run_stdio(AcpAgent(ScriptedRunner(chunk_delay=ns.delay), options))
 

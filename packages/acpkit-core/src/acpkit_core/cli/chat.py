@@ -34,6 +34,7 @@ from rich.console import Console
 from . import ask
 from .agent_streams import AgentLog
 from .attach import ContentBlock, build_prompt
+from .authenticate import with_authentication
 from .local import LocalClient
 from .sanitize import printable
 from .spawn import AgentExited, agent_command, agent_env, connect, initialize, json_observer
@@ -267,7 +268,7 @@ class Chat:
                 self.conn = conn
                 init = await self._start(conn, agent)
                 try:
-                    session_id = await self.open_session(init)
+                    session_id = await with_authentication(conn, init, lambda: self.open_session(init))
                 except RequestError as exc:
                     self.view.idle()
                     print(f"acpkit chat: cannot open the session: {printable(str(exc))}", file=sys.stderr)
@@ -433,7 +434,10 @@ async def _list_sessions(args: argparse.Namespace, cwd: Path) -> int:
                 )
                 return EXIT_USAGE
             ours = init.agent_info.name if init.agent_info else None
-            rows = await list_all_sessions(conn, cwd)
+            rows = await with_authentication(conn, init, lambda: list_all_sessions(conn, cwd))
+    except RequestError as exc:
+        print(f"acpkit sessions: {printable(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     except AgentExited as exc:
         print(f"acpkit sessions: {exc}", file=sys.stderr)
         return EXIT_USAGE
