@@ -239,6 +239,7 @@ class Elicitor:
             return Answer(outcome="unavailable", via="permission")
         outcome = response.outcome if response is not None else None
         if outcome is None or outcome.outcome == "cancelled":
+            self._cancel.set()  # a permission answered `cancelled` means the prompt turn was cancelled
             answer = Answer(outcome="cancelled", via="permission")
         elif outcome.option_id in {c.value for c in options}:
             answer = Answer(outcome="answered", value=outcome.option_id, via="permission")
