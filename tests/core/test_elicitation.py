@@ -10,7 +10,7 @@ from acp.schema import RequestPermissionRequest, ToolCallProgress
 from acpkit_core.config import AgentOptions
 from acpkit_core.elicitation import Choice, Elicitor
 from acpkit_core.errors import UserError
-from acpkit_core.runner import current_turn
+from acpkit_core.runner import StopReason, Turn, current_turn
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 
@@ -124,3 +124,19 @@ async def test_bad_questions_are_refused_and_no_turn_means_none() -> None:
         await elicitor.ask(" ")
     assert (await elicitor.ask("Pick", choices=["a"])).outcome == "unavailable"
     assert current_turn() is None
+
+
+class _AskThenCarryOn:
+    """Asks one question and ends the turn normally, whatever the answer."""
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        await turn.ask("Which color?", choices=["red", "green"])
+        return "end_turn"
+
+
+async def test_a_fallback_question_answered_cancelled_cancels_the_turn() -> None:
+    agent = AcpAgent(_AskThenCarryOn(), AgentOptions(store="memory"))
+    async with AcpTestClient.connect(agent, permission_answers=["cancelled"]) as c:
+        await c.initialize()
+        r = await c.prompt("go", session_id=await c.new_session())
+    assert r.stop_reason == "cancelled"
