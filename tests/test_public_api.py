@@ -127,6 +127,7 @@ ADAPTER_ROLE_MODULES = frozenset(
         "_thinking",
         "_delegate",
         "_cli_adapter",
+        "_ask",
     }
 )
 """The modules both adapters have, one per role (the table in docs/design.md)."""
