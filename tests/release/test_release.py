@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 from acpkit_core.testing import AcpTestClient
 
-pytestmark = [pytest.mark.release, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.release, pytest.mark.timeout(900), pytest.mark.xdist_group("release")]
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "2.0.0"
