@@ -46,6 +46,7 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
         CREATE TABLE acpkit_sessions (
             id text COLLATE "C" PRIMARY KEY,
             cwd text COLLATE "C" NOT NULL,
+            owner text COLLATE "C",
             updated_at text COLLATE "C" NOT NULL,
             data text NOT NULL,
             server text NOT NULL,
@@ -53,6 +54,7 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
         );
         CREATE INDEX acpkit_sessions_by_time ON acpkit_sessions (updated_at DESC, id);
         CREATE INDEX acpkit_sessions_by_cwd ON acpkit_sessions (cwd, updated_at DESC, id);
+        CREATE INDEX acpkit_sessions_by_owner ON acpkit_sessions (owner, updated_at DESC, id);
         CREATE TABLE acpkit_history (
             session_id text COLLATE "C" NOT NULL,
             seq bigint NOT NULL,
@@ -262,14 +264,16 @@ class PostgresStore:
         self, session: Session, *, server: JsonDict | None = None, transcript: Sequence[JsonDict] = ()
     ) -> None:
         """Store a new session (with the history and transcript a fork starts from)."""
-        data = json.dumps(session_to_json(session))
+        row = session_to_json(session)
+        data = json.dumps(row)
         lines = dumps_updates(transcript) if transcript else None
         items = [dumps_updates(item) for item in session.history.pending]
         pool = await self._ready()
         async with pool.connection() as conn, conn.transaction():
             await conn.execute(
-                "INSERT INTO acpkit_sessions (id, cwd, updated_at, data, server) VALUES (%s, %s, %s, %s, %s)",
-                (session.id, session.cwd, session.updated_at, data, json.dumps(server or {})),
+                "INSERT INTO acpkit_sessions (id, cwd, owner, updated_at, data, server)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
+                (session.id, session.cwd, row.get("owner"), session.updated_at, data, json.dumps(server or {})),
             )
             for table in ("acpkit_transcript", "acpkit_history", "acpkit_leases"):
                 await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session.id,))
@@ -308,7 +312,8 @@ class PostgresStore:
         release: str | None = None,
     ) -> int:
         """Write the session row, its new history items and one transcript batch, atomically."""
-        data = json.dumps(session_to_json(session))
+        row_json = session_to_json(session)
+        data = json.dumps(row_json)
         batch = dumps_updates(append) if append else None
         server_json = json.dumps(server) if server is not None else None
         log = session.history
@@ -317,14 +322,16 @@ class PostgresStore:
         async with pool.connection() as conn, conn.transaction():
             # The upsert locks the session row until commit: saves and appends of one session queue.
             cur = await conn.execute(
-                "INSERT INTO acpkit_sessions AS s (id, cwd, updated_at, data, server, version)"
-                " VALUES (%(id)s, %(cwd)s, %(updated_at)s, %(data)s, COALESCE(%(server)s, '{}'), 1)"
-                " ON CONFLICT (id) DO UPDATE SET cwd = EXCLUDED.cwd, updated_at = EXCLUDED.updated_at,"
+                "INSERT INTO acpkit_sessions AS s (id, cwd, owner, updated_at, data, server, version)"
+                " VALUES (%(id)s, %(cwd)s, %(owner)s, %(updated_at)s, %(data)s, COALESCE(%(server)s, '{}'), 1)"
+                " ON CONFLICT (id) DO UPDATE SET cwd = EXCLUDED.cwd, owner = EXCLUDED.owner,"
+                " updated_at = EXCLUDED.updated_at,"
                 " data = EXCLUDED.data, server = COALESCE(%(server)s, s.server), version = s.version + 1"
                 " RETURNING s.version",
                 {
                     "id": session.id,
                     "cwd": session.cwd,
+                    "owner": row_json.get("owner"),
                     "updated_at": session.updated_at,
                     "data": data,
                     "server": server_json,
@@ -437,19 +444,26 @@ class PostgresStore:
         return out
 
     async def list(
-        self, *, cwd: str | None = None, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
+        self,
+        *,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        owner: str | None = None,
     ) -> SessionPage:
-        """Sessions, most recently updated first (their history is not read)."""
+        """Sessions, most recently updated first (their history is not read); `owner` keeps one principal's."""
         after = decode_cursor(cursor) if cursor is not None else None
         pool = await self._ready()
         async with pool.connection() as conn:
             cur = await conn.execute(
                 "SELECT data FROM acpkit_sessions"
                 " WHERE (%(cwd)s::text IS NULL OR cwd = %(cwd)s)"
+                " AND (%(owner)s::text IS NULL OR owner = %(owner)s)"
                 " AND (%(at)s::text IS NULL OR updated_at < %(at)s OR (updated_at = %(at)s AND id > %(id)s))"
                 " ORDER BY updated_at DESC, id ASC LIMIT %(limit)s",
                 {
                     "cwd": cwd,
+                    "owner": owner,
                     "at": after[0] if after else None,
                     "id": after[1] if after else None,
                     "limit": limit + 1,
