@@ -209,8 +209,7 @@ class PostgresStore:
             if self._pool is None:
                 from psycopg_pool import AsyncConnectionPool
 
-                self._alive = await self._connect_alive()
-                await migrate(self._alive)
+                alive = await self._connect_alive()
                 pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
                     self._url,
                     min_size=self._min_size,
@@ -220,8 +219,14 @@ class PostgresStore:
                     open=False,
                     name="acpkit-store",
                 )
-                await pool.open(wait=True, timeout=self._timeout)
-                self._pool = pool
+                try:
+                    await migrate(alive)
+                    await pool.open(wait=True, timeout=self._timeout)
+                except BaseException:
+                    await pool.close()
+                    await alive.close()
+                    raise
+                self._alive, self._pool = alive, pool
             return self._pool
 
     async def _connect_alive(self) -> AsyncConnection[Any]:
@@ -243,17 +248,21 @@ class PostgresStore:
             await conn.close()
             raise
 
-    async def _check_alive(self) -> None:
-        """Reconnect the liveness connection if it broke (the lock went with it)."""
+    async def _check_alive(self, *, ping: bool) -> None:
+        """Reconnect the liveness connection if it broke (its lock went with it); `ping` asks the server."""
         alive = self._alive
-        if alive is not None and not alive.closed:
-            try:
-                await alive.execute("SELECT 1")
-                return
-            except Exception:
-                await alive.close()
-        if not self._closed:
-            self._alive = await self._connect_alive()
+        if not ping and alive is not None and not alive.closed and not alive.broken:
+            return
+        async with self._opening:  # one reconnection for every caller that noticed
+            alive = self._alive
+            if alive is not None and not alive.closed and not alive.broken:
+                try:
+                    await alive.execute("SELECT 1")
+                    return
+                except Exception:
+                    await alive.close()
+            if not self._closed:
+                self._alive = await self._connect_alive()
 
     def _closed_error(self) -> RuntimeError:
         return RuntimeError(f"the session store {_redacted(self._url)} is closed")
@@ -368,7 +377,7 @@ class PostgresStore:
     ) -> TurnStart:
         """Take the session's turn lease (a dead holder's lease is taken over: `interrupted`)."""
         pool = await self._ready()
-        await self._check_alive()
+        await self._check_alive(ping=False)
         async with pool.connection() as conn, conn.transaction():
             cur = await conn.execute("SELECT version FROM acpkit_sessions WHERE id = %s FOR UPDATE", (session_id,))
             kept = await cur.fetchone()
@@ -400,7 +409,7 @@ class PostgresStore:
     async def renew_turn(self, session_id: str, owner: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
         """Extend the lease (and check that this process still holds its liveness lock)."""
         pool = await self._ready()
-        await self._check_alive()
+        await self._check_alive(ping=True)
         async with pool.connection() as conn:
             await conn.execute(
                 f"UPDATE acpkit_leases SET expires = {_NOW} + %s, holder = %s WHERE session_id = %s AND owner = %s",
