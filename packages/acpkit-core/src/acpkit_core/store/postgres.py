@@ -255,12 +255,14 @@ class PostgresStore:
             return
         async with self._opening:  # one reconnection for every caller that noticed
             alive = self._alive
-            if alive is not None and not alive.closed and not alive.broken:
+            if alive is not None:
                 try:
-                    await alive.execute("SELECT 1")
-                    return
+                    if not alive.closed and not alive.broken:
+                        await alive.execute("SELECT 1")
+                        return
                 except Exception:
-                    await alive.close()
+                    pass
+                await alive.close()
             if not self._closed:
                 self._alive = await self._connect_alive()
 
