@@ -1,10 +1,14 @@
-"""Shared test fixtures: every test runs with its own ACP Kit state directory."""
+"""Shared test fixtures: every test runs with its own ACP Kit state directory; Postgres on demand."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from postgres_cluster import PostgresCluster, new_schema_name, postgres_missing, schema_url
 
 
 @pytest.fixture(autouse=True)
@@ -13,3 +17,36 @@ def _isolated_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     state = tmp_path_factory.mktemp("acpkit-state")
     monkeypatch.setenv("ACPKIT_STATE_DIR", str(state))
     return state
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The URL of a throwaway Postgres server, started once per test session (first use) and removed.
+
+    Without Postgres installed the requesting tests skip, except in CI (`CI` set), where they fail.
+    """
+    reason = postgres_missing()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI must run the Postgres tests (.ci/run installs it)")
+        pytest.skip(reason)
+    cluster = PostgresCluster.start()
+    try:
+        yield cluster.url
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A `postgresql://` URL whose tables land in a schema of this test's own (dropped afterwards)."""
+    import psycopg
+    from psycopg import sql
+
+    schema = new_schema_name()
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    yield schema_url(postgres_server, schema)
+    with contextlib.suppress(psycopg.Error), psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute("SET lock_timeout = '5s'")
+        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))

@@ -1,8 +1,13 @@
-"""Session stores: the memory store and SQLite behave the same; SQLite is atomic and shareable."""
+"""Session stores: memory, SQLite and Postgres behave the same; SQLite and Postgres are atomic and shareable.
+
+The `store` tests run on all three, the `durable` ones on SQLite and Postgres (a throwaway cluster
+from `tests/postgres_cluster.py`, one schema per test: skipped without Postgres, failed in CI).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import os
@@ -46,11 +51,26 @@ def _session(sid: str, cwd: str = "/work", updated: str = "2026-01-01T00:00:00.0
     )
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+def _spec(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """What `open_store` takes for a store of `kind` (a fresh database each test)."""
+    if kind == "memory":
+        return "memory"
+    if kind == "sqlite":
+        return str(tmp_path / "s.sqlite3")
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
-    s: SessionStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "s.sqlite3")
+    s = open_store(_spec(request.param, request, tmp_path))
     yield s
     await s.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The `open_store` spec of a database other processes can open too (SQLite file, Postgres URL)."""
+    return _spec(request.param, request, tmp_path)
 
 
 async def test_round_trip(store: SessionStore) -> None:
@@ -161,12 +181,18 @@ async def test_open_store(tmp_path: Path) -> None:
     assert open_store(m) is m
 
 
-async def test_sqlite_wal_and_rollback(tmp_path: Path) -> None:
+async def test_sqlite_is_in_wal_mode(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "s.sqlite3")
-    s = _session("a")
-    await store.create(s)
+    await store.create(_session("a"))
     mode = sqlite3.connect(tmp_path / "s.sqlite3").execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
+    await store.close()
+
+
+async def test_a_failed_save_writes_nothing(durable: str) -> None:
+    store = open_store(durable)
+    s = _session("a")
+    await store.create(s)
     s.state["turn"] = 2
     with pytest.raises(TypeError):
         await store.save(s, append=[{"bad": object()}])  # not JSON: nothing of the turn is written
@@ -262,11 +288,11 @@ async def test_sqlite_unusable_file_raises_on_open(tmp_path: Path) -> None:
     assert _workers() <= before  # no worker left behind
 
 
-def _writer(path: str, prefix: str, n: int) -> None:
+def _writer(spec: str, prefix: str, n: int) -> None:
     import asyncio
 
     async def go() -> None:
-        store = SqliteStore(path)
+        store = open_store(spec)
         for i in range(n):
             s = _session(f"{prefix}{i}")
             await store.create(s)
@@ -277,12 +303,11 @@ def _writer(path: str, prefix: str, n: int) -> None:
     asyncio.run(go())
 
 
-async def test_two_processes_share_one_file(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.sqlite3")
-    first = SqliteStore(path)
+async def test_two_processes_share_one_database(durable: str) -> None:
+    first = open_store(durable)
     await first.create(_session("shared"))
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(path, p, 25)) for p in ("x", "y")]
+    procs = [ctx.Process(target=_writer, args=(durable, p, 25)) for p in ("x", "y")]
     for p in procs:
         p.start()
     for p in procs:
@@ -298,31 +323,58 @@ async def test_two_processes_share_one_file(tmp_path: Path) -> None:
 # --- incremental saves, leases, files --------------------------------------------------------------
 
 
-def _forbid_rewrites(path: Path) -> None:
+def _forbid_rewrites(spec: str) -> None:
     """Make any UPDATE or DELETE of stored history and transcript rows fail (append-only check)."""
-    db = sqlite3.connect(path)
-    for table in ("history", "transcript"):
-        for op in ("UPDATE", "DELETE"):
-            db.execute(
-                f"CREATE TRIGGER no_{op.lower()}_{table} BEFORE {op} ON {table} "
-                f"BEGIN SELECT RAISE(ABORT, '{table} rows are rewritten'); END"
+    if not spec.startswith("postgresql://"):
+        db = sqlite3.connect(spec)
+        for table in ("history", "transcript"):
+            for op in ("UPDATE", "DELETE"):
+                db.execute(
+                    f"CREATE TRIGGER no_{op.lower()}_{table} BEFORE {op} ON {table} "
+                    f"BEGIN SELECT RAISE(ABORT, '{table} rows are rewritten'); END"
+                )
+        db.commit()
+        db.close()
+        return
+    import psycopg
+
+    with psycopg.connect(spec, autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION no_rewrite() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION '% rows are rewritten', TG_TABLE_NAME; END $$"
+        )
+        for table in ("acpkit_history", "acpkit_transcript"):
+            conn.execute(
+                f"CREATE TRIGGER no_rewrite BEFORE UPDATE OR DELETE ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION no_rewrite()"
             )
-    db.commit()
-    db.close()
 
 
-async def test_a_turn_appends_and_never_rewrites(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
-    store = SqliteStore(path)
+def _history_rows(spec: str, session_id: str) -> list[tuple[int, str]]:
+    """The stored history rows (seq, item) of a session, read by hand."""
+    if not spec.startswith("postgresql://"):
+        db = sqlite3.connect(spec)
+        rows = db.execute("SELECT seq, item FROM history WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+        db.close()
+        return [(int(a), str(b)) for a, b in rows]
+    import psycopg
+
+    with psycopg.connect(spec) as conn:
+        cur = conn.execute("SELECT seq, item FROM acpkit_history WHERE session_id = %s ORDER BY seq", (session_id,))
+        return [(int(a), str(b)) for a, b in cur.fetchall()]
+
+
+async def test_a_turn_appends_and_never_rewrites(durable: str) -> None:
+    store = open_store(durable)
     s = _session("a")
     s.history.append({"m": 0}, {"m": 1})
     await store.create(s)
     assert list(s.history.pending) == []
-    _forbid_rewrites(path)
+    _forbid_rewrites(durable)
     for turn in range(2, 6):
         s.history.append({"m": turn})
         await store.save(s, append=[{"sessionUpdate": "x", "turn": turn}])
-    rows = sqlite3.connect(path).execute("SELECT seq, item FROM history WHERE session_id = 'a' ORDER BY seq").fetchall()
+    rows = _history_rows(durable, "a")
     assert rows == [(i, f'{{"m":{m}}}') for i, m in enumerate([0, 1, 2, 3, 4, 5])]
     got = await store.get("a")
     assert got.version == 4
@@ -366,9 +418,9 @@ async def test_turn_lease(store: SessionStore) -> None:
         await store.begin_turn("missing", "one")
 
 
-def _hold_lease_and_wait(path: str, ready: Any) -> None:
+def _hold_lease_and_wait(spec: str, ready: Any) -> None:
     async def go() -> None:
-        store = SqliteStore(path)
+        store = open_store(spec)
         await store.begin_turn("a", "other-process")
         ready.set()
         await asyncio.sleep(60)
@@ -376,20 +428,26 @@ def _hold_lease_and_wait(path: str, ready: Any) -> None:
     asyncio.run(go())
 
 
-async def test_a_lease_dies_with_its_process(tmp_path: Path) -> None:
-    path = str(tmp_path / "s.sqlite3")
-    store = SqliteStore(path)
+async def test_a_lease_dies_with_its_process(durable: str) -> None:
+    store = open_store(durable)
     await store.create(_session("a"))
     ctx = multiprocessing.get_context("spawn")
     ready = ctx.Event()
-    holder = ctx.Process(target=_hold_lease_and_wait, args=(path, ready))
+    holder = ctx.Process(target=_hold_lease_and_wait, args=(durable, ready))
     holder.start()
     assert ready.wait(60)
     with pytest.raises(TurnBusyError, match=f"process {holder.pid} on"):
         await store.begin_turn("a", "me")
     holder.kill()
     holder.join(10)
-    assert (await store.begin_turn("a", "me")).interrupted is True
+    # Postgres drops the dead process's lock when it sees the connection close (a few ms later).
+    for _ in range(100):
+        with contextlib.suppress(TurnBusyError):
+            assert (await store.begin_turn("a", "me")).interrupted is True
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the dead process's lease was never taken over")
     await store.close()
 
 

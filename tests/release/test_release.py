@@ -173,8 +173,9 @@ def test_wheel_and_sdist_metadata(dist: Path, package: str) -> None:
     if package != "acpkit-core":
         assert "acpkit-core==2.0.0" in requires
     else:
-        assert not any(r.startswith(("rich", "prompt-toolkit")) and "extra ==" not in r for r in requires)
-        assert meta.get_all("Provides-Extra") == ["cli"]
+        lean = ("rich", "prompt-toolkit", "psycopg")  # the terminal UI and the Postgres store are extras
+        assert not any(r.startswith(lean) and "extra ==" not in r for r in requires)
+        assert {"cli", "postgres"} <= set(meta.get_all("Provides-Extra") or [])
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     assert f"{module}/py.typed" in names

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from acpkit_core.config import AgentOptions, AgentOptionsKwargs, ModelOption, agent_options
 from acpkit_core.errors import UserError
 from acpkit_core.permissions import EditHook
-from acpkit_core.store import open_store
+from acpkit_core.store import PostgresStore, open_store
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
 
@@ -33,7 +33,8 @@ class LangChainAcpOptions(AgentOptionsKwargs, total=False):
     client's MCP tools). Default: none."""
     checkpointer: BaseCheckpointSaver[Any] | None
     """A LangGraph saver to use. Default: the graph's own, else one embedded beside the session store
-    (`langgraph-checkpoints.sqlite3`; in memory for the memory store)."""
+    (`langgraph-checkpoints.sqlite3`; LangGraph's Postgres saver on the same database for a
+    `postgresql://` store, with the `postgres` extra; in memory for the memory store)."""
     recursion_limit: int | None
     """LangGraph's recursion limit per run; reaching it ends the turn `max_turn_requests`. Default:
     LangGraph's."""
@@ -73,7 +74,10 @@ def create_runner(
     store = open_store(options.store)
     options.store = store
     path = store.path
-    embedded = EmbeddedCheckpointer(path.parent / CHECKPOINT_FILE if path is not None else None)
+    embedded = EmbeddedCheckpointer(
+        path.parent / CHECKPOINT_FILE if path is not None else None,
+        url=store.url if isinstance(store, PostgresStore) else None,
+    )
     runner = LangGraphRunner(
         graph=graph,
         graph_factory=graph_factory,

@@ -1,6 +1,8 @@
 """The checkpointer a served graph runs with: its own, or one embedded beside the session store.
 
-The user's graph is never mutated: a graph compiled without a checkpointer is copied
+Beside a SQLite store it is a SQLite file next to it; with a Postgres store (`postgresql://...`),
+LangGraph's own Postgres saver on the same database, so every replica sees every checkpoint; with
+the memory store, memory. The user's graph is never mutated: a graph compiled without a checkpointer is copied
 (`Pregel.copy(update={"checkpointer": saver})`) and the copy gets the embedded saver.
 """
 
@@ -10,6 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from acpkit_core.errors import UserError
 from acpkit_core.store import private_file
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -21,15 +24,21 @@ CHECKPOINT_FILE = "langgraph-checkpoints.sqlite3"
 """Name of the embedded checkpoint database, created beside the session store's SQLite file."""
 
 
+_SETUP_LOCK = 0x4143504C  # "ACPL": serialises LangGraph's table setup between replicas starting together
+
+
 class EmbeddedCheckpointer:
     """Opens the embedded saver lazily, in the serving event loop, and closes it at the end.
 
-    `path` is the SQLite file to use, or `None` for an in-memory saver (the memory store).
+    `path` is the SQLite file to use; `url` a Postgres database (LangGraph's Postgres saver, the
+    `postgres` extra); neither: an in-memory saver (the memory store).
     """
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, url: str | None = None) -> None:
         self.path = path
-        """The SQLite file, or `None` for memory."""
+        """The SQLite file, or `None`."""
+        self.url = url
+        """The Postgres URL, or `None`."""
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._conn: Any = None
         self._lock = asyncio.Lock()
@@ -40,7 +49,9 @@ class EmbeddedCheckpointer:
             return self._saver
         async with self._lock:
             if self._saver is None:
-                if self.path is None:
+                if self.url is not None:
+                    self._saver = await self._open_postgres(self.url)
+                elif self.path is None:
                     self._saver = InMemorySaver()
                 else:
                     import aiosqlite
@@ -57,8 +68,40 @@ class EmbeddedCheckpointer:
                     self._saver = saver
             return self._saver
 
+    async def _open_postgres(self, url: str) -> BaseCheckpointSaver[Any]:
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+            from psycopg import AsyncConnection
+            from psycopg.rows import dict_row
+            from psycopg_pool import AsyncConnectionPool
+        except ImportError as exc:
+            raise UserError(
+                'a Postgres session store needs LangGraph\'s Postgres saver: pip install "langchain-acp[postgres]" '
+                "(or give create_acp_agent a checkpointer)"
+            ) from exc
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=10,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            open=False,
+            name="acpkit-langgraph",
+        )
+        await pool.open(wait=True, timeout=10.0)
+        try:
+            saver = AsyncPostgresSaver(pool)
+            # LangGraph's setup is not safe to run twice at once: replicas starting together take turns.
+            async with await AsyncConnection.connect(url, autocommit=True) as lock:
+                await lock.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+                await saver.setup()
+        except BaseException:
+            await pool.close()
+            raise
+        self._conn = pool
+        return saver
+
     async def aclose(self) -> None:
-        """Close the SQLite connection, if one was opened."""
+        """Close the SQLite connection or the Postgres pool, if one was opened."""
         if self._conn is not None:
             await self._conn.close()
             self._conn = None

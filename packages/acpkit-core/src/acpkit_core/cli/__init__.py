@@ -25,8 +25,9 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--store",
-        metavar="PATH|memory",
-        help="session store: a SQLite file, or 'memory' (default: the state directory's sessions.sqlite3)",
+        metavar="PATH|URL|memory",
+        help="session store: a SQLite file, a postgresql:// URL (shared by replicas; the postgres extra), "
+        "or 'memory' (default: the state directory's sessions.sqlite3)",
     )
     parser.add_argument(
         "--log-level",

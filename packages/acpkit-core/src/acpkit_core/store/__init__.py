@@ -1,7 +1,8 @@
 """Session stores: where sessions, runner state and transcripts live.
 
-`SqliteStore` (the default, one WAL-mode file in the user's state directory), `MemoryStore`
-(tests), and the [`SessionStore`][acpkit_core.store.SessionStore] protocol for anything else.
+`SqliteStore` (the default, one WAL-mode file in the user's state directory), `PostgresStore`
+(one database shared by several replicas; the `postgres` extra), `MemoryStore` (tests), and
+the [`SessionStore`][acpkit_core.store.SessionStore] protocol for anything else.
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from .base import (
     private_file,
 )
 from .memory import MemoryStore
+from .postgres import PostgresStore, SchemaTooNewError, is_postgres_url
 from .sqlite import SqliteStore
 
 __all__ = [
     "InvalidCursorError",
     "MemoryStore",
+    "PostgresStore",
+    "SchemaTooNewError",
     "SessionPage",
     "SessionStore",
     "SqliteStore",
@@ -35,9 +39,14 @@ __all__ = [
 
 
 def open_store(spec: SessionStore | str | None) -> SessionStore:
-    """A store from `AgentOptions.store`: a store, `"memory"`, a SQLite path, or `None` for the default file."""
+    """A store from `AgentOptions.store`: a store, `"memory"`, a `postgresql://` URL, a SQLite path, or `None`.
+
+    `None` is the default SQLite file ([`default_store_path()`][acpkit_core.store.default_store_path]).
+    """
     if spec is None:
         return SqliteStore(default_store_path())
     if isinstance(spec, str):
-        return MemoryStore() if spec == "memory" else SqliteStore(spec)
+        if spec == "memory":
+            return MemoryStore()
+        return PostgresStore(spec) if is_postgres_url(spec) else SqliteStore(spec)
     return spec
