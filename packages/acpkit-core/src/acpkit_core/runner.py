@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from acp.schema import (
+    AcpMcpServer,
     ContentToolCallContent,
     FileEditToolCallContent,
+    McpServerStdio,
     PlanEntryPriority,
     PlanEntryStatus,
     StopReason,
@@ -30,6 +32,8 @@ from acp.schema import (
     ToolCallStatus,
     ToolKind,
 )
+from acp.schema import HttpMcpServer as WireHttpMcpServer
+from acp.schema import SseMcpServer as WireSseMcpServer
 
 from .ir import Prompt
 
@@ -60,7 +64,9 @@ __all__ = [
     "ToolLister",
     "Turn",
     "TurnUsage",
+    "WireMcpServer",
     "current_turn",
+    "mcp_servers_from_wire",
 ]
 
 ToolCallContent: TypeAlias = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
@@ -116,6 +122,27 @@ class SseMcpServer:
 
 McpServer: TypeAlias = StdioMcpServer | HttpMcpServer | SseMcpServer
 """An MCP server description from `session/new`."""
+
+WireMcpServer: TypeAlias = WireHttpMcpServer | WireSseMcpServer | AcpMcpServer | McpServerStdio
+"""An MCP server as the SDK parses it from `session/new` (`mcpServers`)."""
+
+
+def mcp_servers_from_wire(servers: Sequence[WireMcpServer] | None) -> tuple[McpServer, ...]:
+    """The client's `mcpServers` as runner-side descriptions (ACP-transport servers are skipped).
+
+    A hand-built server calls it on the `mcp_servers` its `new_session` handler receives.
+    """
+    out: list[McpServer] = []
+    for s in servers or ():
+        if isinstance(s, McpServerStdio):
+            out.append(
+                StdioMcpServer(name=s.name, command=s.command, args=tuple(s.args), env={e.name: e.value for e in s.env})
+            )
+        elif isinstance(s, WireHttpMcpServer):
+            out.append(HttpMcpServer(name=s.name, url=s.url, headers={h.name: h.value for h in s.headers}))
+        elif isinstance(s, WireSseMcpServer):
+            out.append(SseMcpServer(name=s.name, url=s.url, headers={h.name: h.value for h in s.headers}))
+    return tuple(out)
 
 
 # --- Session -----------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from ._content import (
     to_acp_tool_content,
 )
 from ._delegate import AcpChatModel
+from ._mcp import McpServerError, McpServerFailure, McpServerLike, McpTools
 from ._mcp_middleware import AcpMcpMiddleware
 from ._middleware import bind_connection, client_host, current_acp
 from ._modes import AcpModeMiddleware
@@ -64,6 +65,10 @@ __all__ = [
     "LangChainAcpOptions",
     "LangGraphRunner",
     "LangGraphSessionState",
+    "McpServerError",
+    "McpServerFailure",
+    "McpServerLike",
+    "McpTools",
     "SessionContext",
     "SnapshotMode",
     "ask_user",

@@ -1,9 +1,14 @@
-"""The client's MCP servers for one session, as LangChain tools.
+"""The client's MCP servers for one session, as LangChain tools: [`McpTools`][langchain_acp.McpTools].
 
-Each server gets one long-lived MCP session (opened and closed by one background task, as the MCP
-client's task groups require); its tools become `StructuredTool`s calling that session, whose
+The runner and a hand-built server use the same loader. Each server gets one long-lived MCP
+session, opened and closed by one background task (the MCP client's task groups must be entered
+and left in the same task); its tools become `StructuredTool`s calling that session, whose
 results keep their images, audio and resources as LangChain content blocks. The `mcp` package is
 used directly: stdio, streamable HTTP and SSE are all really connected.
+
+A server that fails to start is never dropped silently: it is recorded as an
+[`McpServerFailure`][langchain_acp.McpServerFailure] naming the server and why, and with
+`on_error="raise"` (the default) the loader raises [`McpServerError`][langchain_acp.McpServerError].
 """
 
 from __future__ import annotations
@@ -11,14 +16,57 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable
 from contextlib import AsyncExitStack
-from typing import Any
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, TypeAlias
 
-from acpkit_core.runner import McpServer
+from acpkit_core.errors import AcpKitError
+from acpkit_core.runner import McpServer, WireMcpServer, mcp_servers_from_wire
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-__all__ = ["McpConnections", "tool_result_content"]
+__all__ = ["McpServerError", "McpServerFailure", "McpServerLike", "McpTools", "tool_result_content"]
+
+McpServerLike: TypeAlias = McpServer | WireMcpServer
+"""An MCP server description: core's (`acpkit_core.runner.McpServer`) or the SDK's, as `session/new` gives it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerFailure:
+    """An MCP server that could not be started or listed."""
+
+    server: str
+    """The server's name, as the client gave it."""
+    transport: Literal["stdio", "http", "sse"]
+    """How it was to be reached."""
+    reason: str
+    """Why it failed (the underlying error, unwrapped from task groups)."""
+
+    @property
+    def message(self) -> str:
+        """One line for the user: `MCP server 'notes' (stdio) failed to start: ...`."""
+        return f"MCP server {self.server!r} ({self.transport}) failed to start: {self.reason}"
+
+
+class McpServerError(AcpKitError):
+    """One or more of a session's MCP servers failed to start (raised by `McpTools` with `on_error="raise"`)."""
+
+    def __init__(self, failures: Iterable[McpServerFailure]) -> None:
+        self.failures = tuple(failures)
+        """Every server that failed, with the reason."""
+        super().__init__("; ".join(f.message for f in self.failures))
+
+
+def _reason(error: BaseException) -> str:
+    """The leaf errors of `error` (task groups wrap them), as one line."""
+    if isinstance(error, BaseExceptionGroup):
+        leaves: list[str] = [_reason(e) for e in error.exceptions]  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType, reportUnknownArgumentType]
+        return "; ".join(dict.fromkeys(leaves))
+    if isinstance(error, TimeoutError):
+        return "timed out"
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 async def _open(stack: AsyncExitStack, server: McpServer) -> Any:
@@ -94,47 +142,116 @@ def _tool(session: Any, spec: Any) -> BaseTool:
     return tool
 
 
-class McpConnections:
-    """Connections to a session's MCP servers and the tools they offer."""
+class McpTools:
+    """The LangChain tools of a session's MCP servers, connected while the object is open.
 
-    def __init__(self, servers: Sequence[McpServer]) -> None:
-        self.servers = tuple(servers)
-        """The servers to connect to."""
+    ```python
+    async with McpTools(mcp_servers) as mcp:  # the `mcp_servers` of `session/new`
+        graph = create_agent(model, tools=[*my_tools, *mcp.tools])
+        ...
+    ```
+
+    Use it as an async context manager, or call `start()` when the session opens and `aclose()`
+    when it closes (from the same event loop). The servers are connected side by side, each
+    held open by a task of its own: stdio (a subprocess), streamable HTTP, SSE. A tool's result
+    keeps images, audio and embedded files as LangChain content blocks (`tool_result_content`);
+    an MCP error result fails the call.
+
+    A server that fails to start (or does not answer within `timeout` seconds) is recorded in
+    `failures`. With `on_error="raise"` (default), `start()` then closes the servers that did
+    connect and raises `McpServerError` naming every failed server and why; with `"report"` the
+    session goes on with the tools that connected, and `notice()` is the text to show the user.
+    """
+
+    def __init__(
+        self,
+        servers: Iterable[McpServerLike],
+        *,
+        on_error: Literal["raise", "report"] = "raise",
+        timeout: float = 30.0,
+    ) -> None:
+        """Describe the servers to connect (nothing is started before `start()` or `async with`)."""
+        given = list(servers)
+        wire = [s for s in given if not isinstance(s, McpServer)]
+        converted = iter(mcp_servers_from_wire(wire))
+        self.servers: tuple[McpServer, ...] = tuple(s if isinstance(s, McpServer) else next(converted) for s in given)
+        """The servers to connect, as core descriptions (ACP-transport servers are left out)."""
+        self.on_error: Literal["raise", "report"] = on_error
+        """What a failed server does to `start()`: raise `McpServerError`, or only record it."""
+        self.timeout = timeout
+        """Seconds each server gets to start and list its tools."""
         self.tools: list[BaseTool] = []
-        """Tools of every server that connected."""
-        self.errors: dict[str, str] = {}
-        """Servers that failed to connect, with the reason."""
-        self._task: asyncio.Task[None] | None = None
+        """Tools of every server that connected, in server order."""
+        self.failures: list[McpServerFailure] = []
+        """Servers that failed to start, with the reason."""
+        self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
-        self._ready = asyncio.Event()
 
-    async def start(self, timeout: float = 30.0) -> None:
-        """Connect every server (a server that fails is logged and skipped)."""
-        self._task = asyncio.create_task(self._run())
-        await asyncio.wait_for(self._ready.wait(), timeout)
+    def notice(self) -> str | None:
+        """The failures as a message for the user (one line per server), or `None` when every server started."""
+        if not self.failures:
+            return None
+        return "\n".join(f"{f.message}. Its tools are not available in this session." for f in self.failures)
 
-    async def _run(self) -> None:
+    async def start(self) -> None:
+        """Connect every server; see the class docstring for what a failure does."""
+        if self._tasks:
+            return
+        self._stop.clear()
+        outcomes = await asyncio.gather(*(self._start_one(server) for server in self.servers))
+        for server, outcome in zip(self.servers, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                failure = McpServerFailure(server=server.name, transport=server.transport, reason=_reason(outcome))
+                self.failures.append(failure)
+                print(f"langchain-acp: {failure.message}", file=sys.stderr)
+            else:
+                self.tools.extend(outcome)
+        if self.failures and self.on_error == "raise":
+            await self.aclose()
+            raise McpServerError(self.failures)
+
+    async def _start_one(self, server: McpServer) -> list[BaseTool] | BaseException:
+        ready: asyncio.Future[list[BaseTool] | BaseException] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._hold(server, ready), name=f"langchain-acp-mcp-{server.name}")
+        self._tasks.append(task)
+
+        def ended(done: asyncio.Task[None]) -> None:
+            if not ready.done():  # ended without connecting (cancelled from inside the MCP client)
+                ready.set_result(ConnectionError("the connection closed while starting"))
+
+        task.add_done_callback(ended)
+        try:
+            return await asyncio.wait_for(asyncio.shield(ready), self.timeout)
+        except TimeoutError:
+            task.cancel()
+            return TimeoutError()
+
+    async def _hold(self, server: McpServer, ready: asyncio.Future[list[BaseTool] | BaseException]) -> None:
+        """Open one server, hand its tools over, and keep it open until `aclose()` (all in this task)."""
         try:
             async with AsyncExitStack() as stack:
-                for server in self.servers:
-                    try:
-                        session = await _open(stack, server)
-                        listed = await session.list_tools()
-                        self.tools.extend(_tool(session, spec) for spec in listed.tools)
-                    except Exception as error:
-                        self.errors[server.name] = str(error)
-                        print(f"langchain-acp: MCP server {server.name!r} failed: {error}", file=sys.stderr)
-                self._ready.set()
+                session = await _open(stack, server)
+                listed = await session.list_tools()
+                ready.set_result([_tool(session, spec) for spec in listed.tools])
                 await self._stop.wait()
-        finally:
-            self._ready.set()
+        except Exception as error:
+            if not ready.done():
+                ready.set_result(error)
 
-    async def stop(self) -> None:
-        """Disconnect every server."""
+    async def aclose(self) -> None:
+        """Disconnect every server (stdio subprocesses end); the tools stop working."""
         self._stop.set()
-        if self._task is not None:
-            try:
-                await asyncio.wait_for(self._task, 10)
-            except (Exception, asyncio.CancelledError):
-                self._task.cancel()
-            self._task = None
+        tasks, self._tasks = self._tasks, []
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=10)
+            for task in pending:
+                task.cancel()
+
+    async def __aenter__(self) -> McpTools:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

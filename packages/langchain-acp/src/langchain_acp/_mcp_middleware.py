@@ -27,7 +27,8 @@ class AcpMcpMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     once cannot list their tools. This middleware adds them to every model call and resolves
     their calls in the tool node. Inside `LangGraphRunner` the tools are those of the running
     session (connected by the runner when the session opens, closed with it); a hand-built
-    server passes its own with `bind_connection(..., mcp_tools=...)` or `tools=`.
+    server connects them with [`McpTools`][langchain_acp.McpTools] (the same loader) and passes
+    them with `bind_connection(..., mcp_tools=mcp.tools)`, or gives fixed ones as `tools=`.
 
     Put it before `AcpModeMiddleware` in the list, so the mode filters MCP tools like any other.
     """

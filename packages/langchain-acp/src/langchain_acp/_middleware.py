@@ -86,7 +86,8 @@ def bind_connection(
         await agent.ainvoke({"messages": [...]}, {"callbacks": AcpCallbackHandler().handlers()})
     ```
 
-    `mcp_tools` are the session's MCP tools, for `AcpMcpMiddleware` to offer. Every tool run
+    `mcp_tools` are the session's MCP tools, for `AcpMcpMiddleware` to offer (connect the
+    `mcpServers` of `session/new` with [`McpTools`][langchain_acp.McpTools] and pass `mcp.tools`). Every tool run
     passes the binding's permission gate (with `AcpCallbackHandler().handlers()` in the run's
     callbacks): `permission_policy` decides which calls are asked about or refused, "always"
     answers are remembered for the session while the connection lives, and `binding.cancel()`

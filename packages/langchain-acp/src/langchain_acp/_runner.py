@@ -46,7 +46,7 @@ from ._context import Binding, current_binding
 from ._events import StreamMapper
 from ._gate import gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
-from ._mcp import McpConnections
+from ._mcp import McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
 from ._render import to_human_message
 from ._session import LangGraphSessionState
@@ -109,7 +109,8 @@ class LangGraphRunner:
     crash mid-turn leaves the previous turn's checkpoint (never a dangling tool call); every
     completed turn is stored before the prompt is answered in all three modes."""
     _graphs: dict[tuple[str, str | None], Graph] = field(default_factory=dict[tuple[str, str | None], Graph])
-    _mcp: dict[str, McpConnections] = field(default_factory=dict[str, McpConnections])
+    _mcp: dict[str, McpTools] = field(default_factory=dict[str, McpTools])
+    _mcp_unreported: set[str] = field(default_factory=set[str])
     _open: set[str] = field(default_factory=set[str])
 
     def __post_init__(self) -> None:
@@ -163,21 +164,28 @@ class LangGraphRunner:
     # --- session hooks ----------------------------------------------------------------------------
 
     async def open_session(self, session: Session) -> None:
-        """Connect the session's MCP servers (when a graph factory or `AcpMcpMiddleware` uses them)."""
+        """Connect the session's MCP servers (when a graph factory or `AcpMcpMiddleware` uses them).
+
+        A server that fails to start leaves the session open with the other servers' tools; the
+        next turn begins with an agent message naming the server and why (see `McpTools`).
+        """
         self._open.add(session.id)
         if not self.uses_mcp or not session.mcp_servers or session.id in self._mcp:
             return
-        connections = McpConnections(session.mcp_servers)
+        connections = McpTools(session.mcp_servers, on_error="report")
         await connections.start()
         self._mcp[session.id] = connections
+        if connections.failures:
+            self._mcp_unreported.add(session.id)
 
     async def close_session(self, session: Session) -> None:
         """Disconnect the session's MCP servers and forget its graph."""
         for key in [k for k in self._graphs if k[0] == session.id]:
             del self._graphs[key]
         connections = self._mcp.pop(session.id, None)
+        self._mcp_unreported.discard(session.id)
         if connections is not None:
-            await connections.stop()
+            await connections.aclose()
         self._open.discard(session.id)
         if not self._open:  # the last session of this process: release the embedded saver
             self._graphs.clear()
@@ -199,8 +207,9 @@ class LangGraphRunner:
     async def aclose(self) -> None:
         """Close every session's resources and the embedded checkpointer."""
         for connections in list(self._mcp.values()):
-            await connections.stop()
+            await connections.aclose()
         self._mcp.clear()
+        self._mcp_unreported.clear()
         await self.embedded.aclose()
 
     async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
@@ -227,6 +236,9 @@ class LangGraphRunner:
         state = LangGraphSessionState.extract(session.state, session.id)
         tracker = turn.tool_calls
         connections = self._mcp.get(session.id)
+        if connections is not None and session.id in self._mcp_unreported:
+            self._mcp_unreported.discard(session.id)
+            await _report(turn, connections)
         binding = Binding(
             emit=turn.emit,
             tools=tracker,
@@ -333,6 +345,15 @@ async def _committed_messages(graph: Graph, config: RunnableConfig) -> list[Base
         return messages_of((await graph.aget_state(config)).values)
     saved = await cast(BaseCheckpointSaver[Any], saver).aget_tuple(config)
     return messages_of(saved.checkpoint["channel_values"] if saved is not None else None)
+
+
+async def _report(turn: Turn, connections: McpTools) -> None:
+    """Tell the user, in a message of its own, which MCP servers failed to start."""
+    notice = connections.notice()
+    if notice:
+        turn.emit.new_message()
+        await turn.emit.text(notice)
+        turn.emit.new_message()
 
 
 def has_mcp_middleware(graph: Graph) -> bool:

@@ -7,20 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp.schema import AcpMcpServer, McpServerStdio
-from acp.schema import HttpMcpServer as WireHttpMcpServer
-from acp.schema import SseMcpServer as WireSseMcpServer
-
 from ..emitter import SessionUpdate, update_from_json
 from ..permissions import RememberedPermissions
-from ..runner import HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
+from ..runner import Session, WireMcpServer, mcp_servers_from_wire
 from ..store.base import JsonDict
 from ..tool_calls import json_object
 from .turn import ServerTurn
 
 __all__ = ["LiveSession", "WireMcpServer", "compact_transcript", "mcp_servers_from_wire", "replay_updates"]
-
-WireMcpServer = WireHttpMcpServer | WireSseMcpServer | AcpMcpServer | McpServerStdio
 
 
 @dataclass(kw_only=True)
@@ -50,21 +44,6 @@ class LiveSession:
             return RememberedPermissions.from_json(self.server.get("permissions"))
         except ValueError:
             return RememberedPermissions()
-
-
-def mcp_servers_from_wire(servers: Sequence[WireMcpServer] | None) -> tuple[McpServer, ...]:
-    """The client's MCP servers as runner-side descriptions (ACP-transport servers are skipped)."""
-    out: list[McpServer] = []
-    for s in servers or ():
-        if isinstance(s, McpServerStdio):
-            out.append(
-                StdioMcpServer(name=s.name, command=s.command, args=tuple(s.args), env={e.name: e.value for e in s.env})
-            )
-        elif isinstance(s, WireHttpMcpServer):
-            out.append(HttpMcpServer(name=s.name, url=s.url, headers={h.name: h.value for h in s.headers}))
-        elif isinstance(s, WireSseMcpServer):
-            out.append(SseMcpServer(name=s.name, url=s.url, headers={h.name: h.value for h in s.headers}))
-    return tuple(out)
 
 
 _CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
