@@ -93,7 +93,15 @@ def binding_for_connection(
     gate.store, gate.session_id = remembered, session_id
     tracker = emitter.tool_calls
     tracker.classifier, tracker.cwd = StaticClassifier(cwd, tool_kinds), cwd
-    return Binding(emit=emitter, tools=tracker, gate=gate, send=send, loop=running_loop(), mcp_tools=tuple(mcp_tools))
+    return Binding(
+        emit=emitter,
+        tools=tracker,
+        gate=gate,
+        send=send,
+        loop=running_loop(),
+        mcp_tools=tuple(mcp_tools),
+        session_id=session_id,
+    )
 
 
 class _ConnectionGate(PermissionGate):

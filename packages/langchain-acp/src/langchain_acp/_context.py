@@ -69,6 +69,8 @@ class Binding:
     """The event loop the emitter belongs to (callbacks of sync tools run in other threads and loops)."""
     mcp_tools: Sequence[BaseTool] = ()
     """Tools of the session's MCP servers (offered to the model by `AcpMcpMiddleware`)."""
+    session_id: str | None = None
+    """The ACP session id (the turn's session when served; the one given to `bind_connection` otherwise)."""
 
     def cancel(self) -> None:
         """Cancel the run's permission questions (a hand-built server calls it from its `session/cancel` handler).

@@ -246,6 +246,7 @@ class LangGraphRunner:
             gate=turn,
             loop=asyncio.get_running_loop(),
             mcp_tools=tuple(connections.tools) if connections else (),
+            session_id=session.id,
         )
         handler = AcpCallbackHandler(binding=binding, stream_tokens=False)
         config: RunnableConfig = {

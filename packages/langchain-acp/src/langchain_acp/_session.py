@@ -117,6 +117,10 @@ class AcpSessionState(AgentState[Any]):
 class AcpSessionMiddleware(AgentMiddleware[AcpSessionState, Any, Any]):
     """Puts the ACP session id, thread id and turn count into the agent's state.
 
+    Served by `LangGraphRunner`, the session is the turn's; in a hand-built server, the one given
+    to `bind_connection(conn, session_id)` (the thread id is the run's `thread_id`, the turn count
+    goes up by one per run on that thread).
+
     With `snapshots`, the JSON form of the state is taken at the start (`initial`) and/or end
     (`final`) of every run and handed to `on_snapshot(label, state)`; inside a server turn the
     last snapshot of each label is also kept in `session.state["snapshots"]`.
@@ -161,8 +165,13 @@ class AcpSessionMiddleware(AgentMiddleware[AcpSessionState, Any, Any]):
                 "acp_thread_id": thread_id or info.thread_id,
                 "acp_turn": info.turns,
             }
-        elif thread_id:
-            update = {"acp_thread_id": thread_id, "acp_turn": int(state.get("acp_turn", 0)) + 1}
+        else:  # a hand-built server: the session `bind_connection` was given, the run's thread
+            if binding is not None and binding.session_id is not None:
+                update["acp_session_id"] = binding.session_id
+            if thread_id:
+                update["acp_thread_id"] = thread_id
+            if update:
+                update["acp_turn"] = int(state.get("acp_turn", 0)) + 1
         return update or None
 
     async def aafter_agent(self, state: AcpSessionState, runtime: Runtime[Any]) -> dict[str, Any] | None:
