@@ -15,6 +15,7 @@ renders it. Each returns a list of LangChain content dicts.
 | `Binary`, other blob | text: the binary summary (URI, type, size) | `{"type": "file", "base64", "mime_type"}` |
 
 The base64 text is passed on exactly as the client sent it: never decoded, never re-encoded.
+A part's ACP `annotations` are kept on its blocks as `extras["annotations"]`.
 
 Backward (model output -> ACP): `to_acp_blocks` maps a message's content (a string or a list of
 LangChain blocks) to ACP content blocks, `to_acp_thoughts` picks out its reasoning, and
@@ -109,19 +110,32 @@ def _binary_to_content(binary: Binary, blocks: BlockStyle) -> list[ContentDict]:
     return [_text(binary_summary(binary))]
 
 
+def _annotated(items: list[ContentDict], annotations: Mapping[str, Any] | None) -> list[ContentDict]:
+    """Carry a part's ACP annotations on each of its blocks, in `extras["annotations"]`."""
+    if annotations is None:
+        return items
+    for item in items:
+        extras = item.setdefault("extras", {})
+        extras["annotations"] = dict(annotations)
+    return items
+
+
 def part_to_content(part: Part, *, blocks: BlockStyle = "legacy", root_dir: RootDir = None) -> list[ContentDict]:
     """Render one IR part as LangChain content dicts (see the module table).
 
     `root_dir` adds a workspace-relative `path:` line to the description of `file://` links inside it.
+    A part's ACP `annotations` (audience, priority, lastModified) ride along as
+    `extras["annotations"]` on its blocks (where LangChain keeps metadata that is not the
+    provider's), and `to_acp_blocks` reads them back.
     """
     if isinstance(part, Text):
-        return [_text(part.text)]
+        return _annotated([_text(part.text)], part.annotations)
     if isinstance(part, ContextRef):
-        return [_text(context_wrapper(part))]
+        return _annotated([_text(context_wrapper(part))], part.annotations)
     if isinstance(part, Link):
-        return [_text(resource_description(part, root_dir=root_dir))]
+        return _annotated([_text(resource_description(part, root_dir=root_dir))], part.annotations)
     if part.kind == "binary":
-        return _binary_to_content(part, blocks)
+        return _annotated(_binary_to_content(part, blocks), part.annotations)
     assert_never(part)
 
 
@@ -178,7 +192,10 @@ def _annotations(value: object) -> Annotations | None:
     if isinstance(value, Annotations):
         return value
     if isinstance(value, Mapping):
-        return Annotations.model_validate(value)
+        try:
+            return Annotations.model_validate(value)
+        except ValueError:  # not ACP's shape (a pydantic ValidationError): another framework's metadata
+            return None
     return None  # a LangChain citation list is not an ACP annotation
 
 
@@ -264,7 +281,8 @@ def _one(item: object, ann: Annotations | None) -> list[AcpContentBlock]:
     block = _as_map(item)
     if block is None:
         return []
-    own = _annotations(block.get("annotations")) or ann
+    extras = _as_map(block.get("extras")) or {}
+    own = _annotations(block.get("annotations")) or _annotations(extras.get("annotations")) or ann
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
@@ -295,8 +313,9 @@ def to_acp_blocks(content: object, *, annotations: AnnotationsLike = None) -> li
     `file` / `text-plain` become embedded resources (or a link). Empty text, reasoning, tool calls
     and provider-specific blocks are left out (see `to_acp_thoughts`).
 
-    `annotations` (ACP annotations) are put on every block; a block's own dict-valued
-    `annotations` win over them.
+    `annotations` (ACP annotations) are put on every block; a block's own ACP annotations win
+    over them: a dict-valued `annotations`, or `extras["annotations"]` as `render_prompt` leaves
+    them (so a prompt's annotations survive the round trip ACP -> LangChain -> ACP).
     """
     ann = _annotations(annotations)
     return [out for item in _items(content) for out in _one(item, ann)]
