@@ -2,7 +2,9 @@
 
 A case file holds `description`, `prompt` and either `error` (the exact PromptError message) or
 `ir`, `pydantic`, `langchain` and `langchain_v1` (with `root_dir` passed to the LangChain renderer
-when present). Every file under references/ must be such a case.
+when present). A case taken from real client traffic cites its line in references/clients/ as
+`source` (`clients/<file>.jsonl:<line>`). Every file under references/ must be such a case, or a
+client recording that a case cites (with the recordings' README).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pydantic_ai.messages import AudioUrl, BinaryContent, DocumentUrl, ImageUrl,
 REFERENCES = Path(__file__).resolve().parents[2] / "references"
 KEYS = {"description", "source", "prompt", "error", "root_dir", "ir", "pydantic", "langchain", "langchain_v1"}
 CASES = sorted((REFERENCES / "prompts").glob("*.json"))
+RECORDINGS = sorted((REFERENCES / "clients").glob("*.jsonl"))
 
 
 def pydantic_json(rendered: str | list[UserContent]) -> Any:
@@ -49,8 +52,36 @@ def load(path: Path) -> dict[str, Any]:
 
 def test_there_are_enough_cases_and_every_file_is_one() -> None:
     every_file = {p for p in REFERENCES.rglob("*") if p.is_file()}
-    assert every_file == set(CASES), f"files under references/ that no test uses: {sorted(every_file - set(CASES))}"
+    known = {*CASES, *RECORDINGS, REFERENCES / "clients" / "README.md"}
+    assert every_file == known, f"files under references/ that no test uses: {sorted(every_file - known)}"
     assert len([c for c in CASES if "error" not in load(c)]) >= 40
+
+
+def cited_line(source: str) -> dict[str, Any] | None:
+    """The recorded message a case's `source` (`clients/<file>.jsonl:<line>`) names, or `None` for other sources."""
+    if not source.startswith("clients/"):
+        return None
+    name, _, line = source.rpartition(":")
+    lines = (REFERENCES / name).read_text(encoding="utf-8").splitlines()
+    return json.loads(lines[int(line) - 1])
+
+
+def test_client_cases_are_the_recorded_prompts_and_every_recording_is_cited() -> None:
+    cited: set[str] = set()
+    for path in CASES:
+        case = load(path)
+        source = str(case.get("source", ""))
+        if path.stem.startswith("client-"):
+            assert source.startswith("clients/"), f"{path.stem}: a client case must cite its recording"
+        recorded = cited_line(source)
+        if recorded is None:
+            continue
+        cited.add(source.rpartition(":")[0])
+        assert recorded["dir"] == "c2a" and recorded["msg"]["method"] == "session/prompt", source
+        assert recorded["msg"]["params"]["prompt"] == case["prompt"], (
+            f"{path.stem}: not the prompt recorded at {source}"
+        )
+    assert cited == {f"clients/{p.name}" for p in RECORDINGS}
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])

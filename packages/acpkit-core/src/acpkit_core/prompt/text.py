@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from os import PathLike
-from pathlib import PurePosixPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Final, assert_never
 from urllib.parse import unquote, urlsplit
 
@@ -196,10 +196,16 @@ def context_wrapper(ref: ContextRef) -> str:
     return "".join([head, *pieces, sep, "</context>"])
 
 
+_WINDOWS_DRIVE: Final = re.compile(r"/[A-Za-z]:(/|$)")
+"""The path of a Windows `file:///C:/...` URI starts with a drive letter."""
+
+
 def relative_path(uri: str, root_dir: str | PathLike[str] | None) -> str | None:
     """The path of a `file://` URI relative to `root_dir`, or `None` when it is not inside it.
 
-    Pure string work: nothing on disk is consulted.
+    Pure string work: nothing on disk is consulted. A Windows URI (`file:///C:/Users/me/app/x.py`)
+    is compared with a Windows `root_dir` (`C:\\Users\\me\\app` or `c:/users/me/app`) as Windows
+    compares paths, ignoring case; the relative path is given with forward slashes (`x.py`).
     """
     if root_dir is None:
         return None
@@ -209,11 +215,14 @@ def relative_path(uri: str, root_dir: str | PathLike[str] | None) -> str | None:
         return None
     if parts.scheme != "file" or not parts.path:
         return None
+    path = unquote(parts.path)
     try:
-        rel = PurePosixPath(unquote(parts.path)).relative_to(PurePosixPath(root_dir))
+        if _WINDOWS_DRIVE.match(path):
+            text = PureWindowsPath(path[1:]).relative_to(PureWindowsPath(root_dir)).as_posix()
+        else:
+            text = str(PurePosixPath(path).relative_to(PurePosixPath(root_dir)))
     except ValueError:
         return None
-    text = str(rel)
     return text + "/" if parts.path.endswith("/") and text != "." else text
 
 
