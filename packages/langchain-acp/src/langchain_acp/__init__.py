@@ -37,6 +37,13 @@ from ._content import (
     to_acp_thoughts,
     to_acp_tool_content,
 )
+from ._deepagents_names import (
+    convert_audio_block_to_content_blocks,
+    convert_embedded_resource_block_to_content_blocks,
+    convert_image_block_to_content_blocks,
+    convert_resource_block_to_content_blocks,
+    convert_text_block_to_content_blocks,
+)
 from ._delegate import AcpChatModel
 from ._mcp import McpServerError, McpServerFailure, McpServerLike, McpTools
 from ._mcp_middleware import AcpMcpMiddleware
@@ -75,6 +82,11 @@ __all__ = [
     "audio_block_to_content",
     "bind_connection",
     "client_host",
+    "convert_audio_block_to_content_blocks",
+    "convert_embedded_resource_block_to_content_blocks",
+    "convert_image_block_to_content_blocks",
+    "convert_resource_block_to_content_blocks",
+    "convert_text_block_to_content_blocks",
     "create_acp_agent",
     "create_runner",
     "current_acp",
