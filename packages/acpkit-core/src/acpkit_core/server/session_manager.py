@@ -41,6 +41,8 @@ class SessionManager:
         With a principal, new sessions are recorded as its own and any other session is "not
         found" (-32002), whatever the request.
         """
+        self.max_open_sessions: int | None = None
+        """How many sessions this connection may hold open at once (`None`: no limit; `acpkit serve` sets it)."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 
@@ -64,6 +66,7 @@ class SessionManager:
         """The open session `session_id`, opened from the store if needed (unknown ids raise)."""
         live = self._live.get(session_id)
         if live is None:
+            self._check_room(session_id)
             stored = await self.stored(session_id)
             live = LiveSession(session=stored.session, server=stored.server, version=stored.version)
             self._live[session_id] = live
@@ -77,6 +80,22 @@ class SessionManager:
         live.session.history = stored.session.history
         live.server = stored.server
         live.version = stored.version
+
+    def running(self) -> list[LiveSession]:
+        """The open sessions whose turn is running now."""
+        return [live for live in self._live.values() if live.turn is not None]
+
+    def _check_room(self, session_id: str | None = None) -> None:
+        """Refuse to open one more session past `max_open_sessions` (-32600, saying how to go on)."""
+        limit = self.max_open_sessions
+        if limit is None or session_id in self._live or len(self._live) < limit:
+            return
+        raise RequestError.invalid_request(
+            {
+                "details": f"this connection already has {len(self._live)} open sessions, the server's limit "
+                f"(max_sessions_per_connection={limit}): close one with session/close, or open another connection"
+            }
+        )
 
     def forget(self, session_id: str) -> None:
         """Drop the open session from memory (read again from the store on next use)."""
@@ -109,6 +128,7 @@ class SessionManager:
     ) -> Session:
         """Create, store and open a session."""
         self._check_cwd(cwd)
+        self._check_room()
         now = now_iso()
         session = Session(
             id=uuid.uuid4().hex,
@@ -138,6 +158,7 @@ class SessionManager:
     ) -> Session:
         """Open a stored session with the client's cwd and MCP servers; replay its transcript if asked."""
         self._check_cwd(cwd)
+        self._check_room(session_id)
         stored = await self.stored(session_id)
         live = self._live.get(session_id)
         if live is not None and live.turn is not None:
@@ -170,6 +191,7 @@ class SessionManager:
     ) -> Session:
         """Copy a stored session (state, transcript, mode, options) into a new one."""
         self._check_cwd(cwd)
+        self._check_room()
         stored = await self.stored(session_id)
         transcript = await self.store.transcript(session_id)
         now = now_iso()
