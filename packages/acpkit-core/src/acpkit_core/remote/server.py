@@ -34,7 +34,7 @@ from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
 from .app import Endpoint, Limits
 from .auth import Tokens, is_loopback
 
-__all__ = ["RemoteServer", "ServeOptions", "run_remote", "serve_remote"]
+__all__ = ["RemoteServer", "ServeOptions", "SharedStore", "run_remote", "serve_remote", "serve_signals"]
 
 logger = logging.getLogger("acpkit_core.remote")
 
@@ -279,7 +279,8 @@ class RemoteServer:
 
 
 @contextlib.asynccontextmanager
-async def _signals(server: RemoteServer) -> AsyncGenerator[None]:
+async def serve_signals(server: RemoteServer) -> AsyncGenerator[None]:
+    """While inside, SIGTERM and SIGINT stop `server` gracefully (a second one at once)."""
     loop = asyncio.get_running_loop()
     installed: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -304,7 +305,7 @@ async def serve_remote(agent: AcpAgent, options: ServeOptions | None = None, *, 
     await server.start()
     if announce:
         logger.warning("serving on %s (and http://...%s for Streamable HTTP)", server.url, server.options.path)
-    async with _signals(server):
+    async with serve_signals(server):
         await server.wait()
 
 
