@@ -184,11 +184,17 @@ class Endpoint:
             await ws.send_denial_response(refusal)
             return
 
+        gone = False
+
         async def deliver(message: dict[str, Any]) -> None:
+            nonlocal gone
+            if gone:  # the client left: what is still being said to it is dropped
+                return
             try:
                 await ws.send_text(encode_message(message)[:-1].decode("utf-8"))
-            except (RuntimeError, OSError, WebSocketDisconnect) as exc:
-                raise ConnectionError("the WebSocket is closed") from exc
+            except (RuntimeError, OSError, WebSocketDisconnect):
+                gone = True
+                logger.debug("the client of a WebSocket connection left; dropping what is sent to it")
 
         conn = self._new_connection(deliver, principal)
 

@@ -52,6 +52,26 @@ def _refusal(url: str, status: int, body: str) -> RemoteError:
     return RemoteError(f"{url}: HTTP {status}: {detail}")
 
 
+class _OwningTransport:
+    """The SDK's Streamable HTTP transport, and the HTTP client it uses, closed together."""
+
+    def __init__(self, inner: Any, client: httpx.AsyncClient) -> None:
+        self._inner = inner
+        self._client = client
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._inner.send(message)
+
+    async def receive(self) -> dict[str, Any] | None:
+        return await self._inner.receive()
+
+    async def close(self) -> None:
+        try:
+            await self._inner.close()
+        finally:
+            await self._client.aclose()
+
+
 async def open_transport(url: str, *, token: str | None = None) -> Any:
     """A connected message transport to `url` (the SDK's `Transport` protocol)."""
     headers = remote_headers(token)
@@ -69,7 +89,7 @@ async def open_transport(url: str, *, token: str | None = None) -> Any:
         from acp.http import create_http_stream
 
         client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None), http2=url.startswith("https://"))
-        return create_http_stream(url, client=client, headers=headers)
+        return _OwningTransport(create_http_stream(url, client=client, headers=headers), client)
     raise RemoteError(f"not a remote agent URL: {url!r} (use ws://, wss://, http:// or https://)")
 
 
