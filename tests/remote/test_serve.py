@@ -258,20 +258,19 @@ async def test_connection_limit_idle_close_and_graceful_stop(tmp_path: Path) -> 
 async def test_a_turn_past_the_grace_period_is_cancelled_and_recorded(tmp_path: Path) -> None:
     store = str(tmp_path / "s.sqlite3")
     options = ServeOptions(port=0, shutdown_grace_seconds=0.2)
-    async with RemoteServer(AcpAgent(ScriptedRunner(), AgentOptions(store=store)), options) as first:
-        async with AcpTestClient.connect_url(first.url) as client:
-            await client.initialize()
-            sid = await client.new_session()
-            turn = asyncio.ensure_future(client.prompt("say started\nsleep 30", session_id=sid))
-            while not client.updates.get(sid) or "started" not in str(client.updates[sid]):
-                await asyncio.sleep(0.02)
-            await first.stop()
-            assert (await turn).stop_reason == "cancelled"
-    async with RemoteServer(AcpAgent(ScriptedRunner(), AgentOptions(store=store)), ServeOptions(port=0)) as second:
-        async with AcpTestClient.connect_url(second.url) as client:
-            await client.initialize()
-            _, replayed = await client.load_session(sid)
-            assert [u.content.text for u in replayed if u.session_update == "user_message_chunk"] == [
-                "say started\nsleep 30"
-            ]
-            assert "started" in [u.content.text for u in replayed if u.session_update == "agent_message_chunk"]
+    first = RemoteServer(AcpAgent(ScriptedRunner(), AgentOptions(store=store)), options)
+    async with first, AcpTestClient.connect_url(first.url) as client:
+        await client.initialize()
+        sid = await client.new_session()
+        turn = asyncio.ensure_future(client.prompt("say started\nsleep 30", session_id=sid))
+        while not client.updates.get(sid) or "started" not in str(client.updates[sid]):
+            await asyncio.sleep(0.02)
+        await first.stop()
+        assert (await turn).stop_reason == "cancelled"
+    second = RemoteServer(AcpAgent(ScriptedRunner(), AgentOptions(store=store)), ServeOptions(port=0))
+    async with second, AcpTestClient.connect_url(second.url) as client:
+        await client.initialize()
+        _, replayed = await client.load_session(sid)
+        user = [u.content.text for u in replayed if u.session_update == "user_message_chunk"]
+        assert user == ["say started\nsleep 30"]
+        assert "started" in [u.content.text for u in replayed if u.session_update == "agent_message_chunk"]

@@ -214,6 +214,7 @@ class RemoteServer:
         self._server = _Uvicorn(config)
         self._task: asyncio.Task[None] | None = None
         self._stopping: asyncio.Task[None] | None = None
+        self._stopped = False
 
     def _make_agent(self) -> AcpAgent:
         return type(self.agent)(self.agent.runner, self._agent_options)
@@ -250,7 +251,13 @@ class RemoteServer:
             self._server.force_exit = True
 
     async def stop(self) -> None:
-        """Drain (running turns get `shutdown_grace_seconds`), close every connection, stop listening."""
+        """Drain (running turns get `shutdown_grace_seconds`), close every connection, stop listening.
+
+        Stopping again does nothing.
+        """
+        if self._stopped:
+            return
+        self._stopped = True
         await self.endpoint.drain(self.options.shutdown_grace_seconds)
         self._server.should_exit = True
         if self._task is not None:
