@@ -245,16 +245,29 @@ class Endpoint:
         )
 
     async def _events(self, conn: RemoteConnection, outbox: _SseOutbox) -> AsyncIterator[bytes]:
+        """The SSE stream: every message waiting is sent in one write (a streamed answer queues many at once)."""
+        queue = outbox.queue
         try:
             while True:
-                try:
-                    item = await asyncio.wait_for(outbox.queue.get(), SSE_KEEPALIVE_SECONDS)
-                except TimeoutError:
-                    yield b": keepalive\n\n"
-                    continue
+                if queue.empty():
+                    try:
+                        first = await asyncio.wait_for(queue.get(), SSE_KEEPALIVE_SECONDS)
+                    except TimeoutError:
+                        yield b": keepalive\n\n"
+                        continue
+                else:
+                    first = queue.get_nowait()
+                batch: list[bytes] = []
+                item = first
+                while item is not None:
+                    batch.append(item)
+                    if queue.empty():
+                        break
+                    item = queue.get_nowait()
+                if batch:
+                    yield b"".join(batch)
                 if item is None:
                     return
-                yield item
         finally:
             outbox.attached = False
 

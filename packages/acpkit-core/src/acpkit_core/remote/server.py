@@ -203,6 +203,8 @@ class RemoteServer:
             host=self.options.host,
             port=self.options.port,
             ws_max_size=limit + (limit >> 1) + 4096,  # a little over: the endpoint answers the limit itself
+            # Compressing each streamed chunk (tens of bytes) costs more CPU than it saves bytes.
+            ws_per_message_deflate=False,
             ws_ping_interval=20.0,
             ws_ping_timeout=20.0,
             log_level="warning",
