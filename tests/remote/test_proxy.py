@@ -16,9 +16,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from replicas import replica
-
 from acpkit_core.testing import AcpTestClient
+from replicas import replica
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "proxy-token-0123456789abcdef"
