@@ -21,7 +21,7 @@ from collections.abc import AsyncGenerator, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import Any, Final
 
 import uvicorn
 
@@ -157,6 +157,10 @@ class SharedStore:
 
     async def close(self) -> None:
         """Nothing: the server closes the inner store when it stops."""
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else a store offers (a database store's extras) is the inner store's."""
+        return getattr(self.inner, name)
 
 
 class _Uvicorn(uvicorn.Server):
