@@ -23,7 +23,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -32,10 +32,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
 
 from ..server import AcpAgent
-from ..server.transport import encode_message
 from .auth import Tokens, origin_allowed
 from .connection import RemoteConnection
 
@@ -89,6 +89,29 @@ class _SseOutbox:
     waiting: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=lambda: {})
 
 
+def _json(message: dict[str, Any]) -> bytes:
+    """One message as compact JSON (a lone surrogate from a model is escaped, not fatal)."""
+    try:
+        return pydantic_core.to_json(message)
+    except pydantic_core.PydanticSerializationError:
+        return json.dumps(message, separators=(",", ":")).encode("utf-8")
+
+
+def _frame(message: dict[str, Any]) -> str:
+    """One message as a WebSocket text frame."""
+    return _json(message).decode("utf-8")
+
+
+class _AsgiEndpoint:
+    """An ASGI app calling `handler` (a bound method is wrapped by Starlette; this is not)."""
+
+    def __init__(self, handler: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self._handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._handler(scope, receive, send)
+
+
 class Endpoint:
     """The `/acp` and `/healthz` routes over one agent factory, with the connections they hold."""
 
@@ -128,7 +151,7 @@ class Endpoint:
 
         routes = [
             Route(self.path, self._http, methods=["GET", "POST", "DELETE"]),
-            WebSocketRoute(self.path, self._websocket),
+            WebSocketRoute(self.path, _AsgiEndpoint(self._websocket_asgi)),
             Route("/healthz", self._health, methods=["GET"]),
         ]
         return Starlette(routes=routes, lifespan=lifespan)
@@ -177,7 +200,10 @@ class Endpoint:
 
     # --- WebSocket ------------------------------------------------------------------------------
 
-    async def _websocket(self, ws: WebSocket) -> None:
+    async def _websocket_asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._websocket(WebSocket(scope, receive, send), send)
+
+    async def _websocket(self, ws: WebSocket, send: Send) -> None:
         refusal, principal = self._admit(ws.headers)
         refusal = refusal or self._room()
         if refusal is not None:
@@ -190,9 +216,9 @@ class Endpoint:
             nonlocal gone
             if gone:  # the client left: what is still being said to it is dropped
                 return
-            try:
-                await ws.send_text(encode_message(message)[:-1].decode("utf-8"))
-            except (RuntimeError, OSError, WebSocketDisconnect):
+            try:  # straight to the server (one text frame per message): this is the streaming hot path
+                await send({"type": "websocket.send", "text": _frame(message)})
+            except (OSError, RuntimeError):  # uvicorn's ClientDisconnected is an OSError
                 gone = True
                 logger.debug("the client of a WebSocket connection left; dropping what is sent to it")
 
@@ -326,7 +352,7 @@ class Endpoint:
             if "method" not in msg and (waiter := outbox.waiting.pop(json.dumps(msg.get("id")), None)):
                 waiter.set_result(msg)
                 return
-            await outbox.queue.put(b"event: message\ndata: " + pydantic_core.to_json(msg) + b"\n\n")
+            await outbox.queue.put(b"event: message\ndata: " + _json(msg) + b"\n\n")
 
         conn = self._new_connection(deliver, principal)
         conn.sse = outbox
