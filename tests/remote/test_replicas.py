@@ -75,22 +75,6 @@ async def test_a_session_survives_the_loss_of_its_replica(tmp_path: Path, shared
             assert after.stop_reason == "end_turn" and after.text == "after failover"
 
 
-async def test_sigterm_lets_a_running_turn_finish(tmp_path: Path) -> None:
-    store = str(tmp_path / "s.sqlite3")
-    async with replica(store, args=["--shutdown-grace", "20"]) as server:
-        async with AcpTestClient.connect_url(server.url) as client:
-            await client.initialize()
-            sid = await client.new_session()
-            turn = asyncio.ensure_future(client.prompt("say begun\nsleep 1\nsay done", session_id=sid))
-            while "begun" not in _texts(client.updates[sid], "agent_message_chunk"):
-                await asyncio.sleep(0.02)
-            server.process.send_signal(signal.SIGTERM)
-            result = await asyncio.wait_for(turn, 30)
-            assert result.stop_reason == "end_turn" and result.text == "begundone"
-        assert await asyncio.wait_for(server.process.wait(), 30) == 0
-        assert b"acpkit serve: stopped" in server.stderr
-
-
 @pytest.fixture(scope="module")
 def tokens_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("tokens") / "tokens"
@@ -98,9 +82,7 @@ def tokens_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-async def test_an_editor_uses_a_remote_agent_through_the_bridge_and_chat_by_url(
-    tmp_path: Path, tokens_file: Path
-) -> None:
+async def test_bridge_chat_by_url_and_sigterm_on_one_server(tmp_path: Path, tokens_file: Path) -> None:
     async with replica(str(tmp_path / "s.sqlite3"), args=["--token-file", str(tokens_file)]) as server:
         bridge = [sys.executable, "-m", "acpkit_core.cli", "bridge", server.http_url, "--token-file", str(tokens_file)]
         async with AcpTestClient.spawn(*bridge) as client:
@@ -124,3 +106,16 @@ async def test_an_editor_uses_a_remote_agent_through_the_bridge_and_chat_by_url(
         )
         _, err = await asyncio.wait_for(refused.communicate(), 60)
         assert refused.returncode == 2 and "HTTP 401" in err.decode() and "token" in err.decode()
+
+        # SIGTERM: the running turn finishes (within --shutdown-grace), then the server exits 0.
+        async with AcpTestClient.connect_url(server.url, token=TOKEN) as client:
+            await client.initialize()
+            sid = await client.new_session()
+            turn = asyncio.ensure_future(client.prompt("say begun\nsleep 1\nsay done", session_id=sid))
+            while "begun" not in _texts(client.updates[sid], "agent_message_chunk"):
+                await asyncio.sleep(0.02)
+            server.process.send_signal(signal.SIGTERM)
+            result = await asyncio.wait_for(turn, 30)
+            assert result.stop_reason == "end_turn" and result.text == "begundone"
+        assert await asyncio.wait_for(server.process.wait(), 30) == 0
+        assert b"acpkit serve: stopped" in server.stderr

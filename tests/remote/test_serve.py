@@ -70,8 +70,8 @@ async def test_a_turn_streams_over_both_profiles(server: RemoteServer, scheme: s
         assert [c.content.text for c in chunks] == ["hello ", "remote ", "world"]
 
 
-async def test_client_files_are_served_by_the_remote_client(server: RemoteServer) -> None:
-    """fs/* requests travel back over the WebSocket to the client, which answers from its own disk."""
+async def test_client_files_and_terminals_are_served_by_the_remote_client(server: RemoteServer) -> None:
+    """fs/* and terminal/* requests travel back over the WebSocket to the client, which serves them itself."""
     async with AcpTestClient.connect_url(server.url, token=ALICE) as client:
         await client.initialize()
         sid = await client.new_session()
@@ -80,7 +80,11 @@ async def test_client_files_are_served_by_the_remote_client(server: RemoteServer
         assert result.text == "client-side text"
         await client.prompt(f"write {client.root / 'out.txt'} written remotely", session_id=sid)
         assert (client.root / "out.txt").read_text() == "written remotely"
-        assert [m for m, _ in client.requests] == ["fs/read_text_file", "fs/write_text_file"]
+        ran = await client.prompt("run echo terminal-over-the-wire", session_id=sid)
+        assert ran.stop_reason == "end_turn" and "terminal-over-the-wire" in str(ran.updates)
+        methods = [m for m, _ in client.requests]
+        assert methods[:2] == ["fs/read_text_file", "fs/write_text_file"]
+        assert "terminal/create" in methods and "terminal/release" in methods
 
 
 async def test_websocket_upgrade_names_the_connection_and_ignores_binary_frames(server: RemoteServer) -> None:
