@@ -141,6 +141,20 @@ async def test_list_filter_order_and_paging(store: SessionStore) -> None:
         await store.list(cursor="garbage!!")
 
 
+async def test_owner_round_trips_and_filters_the_list(store: SessionStore) -> None:
+    """A remote principal's sessions carry its name; `list(owner=...)` keeps only that principal's."""
+    for i, owner in enumerate(["alice", "bob", None, "alice"]):
+        session = _session(f"o{i}", updated=f"2026-01-01T00:00:0{i}.000000Z")
+        session.owner = owner
+        await store.create(session)
+    assert (await store.get("o1")).session.owner == "bob"
+    assert (await store.get("o2")).session.owner is None
+    assert [s.id for s in (await store.list(owner="alice")).sessions] == ["o3", "o0"]
+    assert [s.id for s in (await store.list(owner="alice", limit=1)).sessions] == ["o3"]
+    assert [s.id for s in (await store.list(owner="carol")).sessions] == []
+    assert len((await store.list()).sessions) == 4
+
+
 async def test_delete(store: SessionStore) -> None:
     await store.create(_session("a"), transcript=[{"n": 0}])
     await store.delete("a")

@@ -254,6 +254,10 @@ class Session:
     agent: str | None = None
     """The name (`agentInfo.name`) of the agent that created the session, so clients sharing one store
     can tell whose session it is (sent in `session/list` as `_meta.acpkit.agent`)."""
+    owner: str | None = None
+    """The principal that created the session when it was served remotely (`acpkit serve` with
+    tokens); `None` for local sessions. Another principal's session is "not found" to a remote
+    client (list, load, resume, fork, delete, prompt)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

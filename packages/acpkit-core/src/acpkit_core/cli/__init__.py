@@ -1,4 +1,5 @@
-"""The `acpkit` command: `run` an agent for an editor, `chat` in a terminal, list `sessions`, `render` a prompt.
+"""The `acpkit` command: `run` an agent for an editor, `serve` it remotely, `chat` in a terminal, list
+`sessions`, `bridge` an editor to a remote agent, `render` a prompt.
 
 Imports are lazy on purpose: `acpkit run` is what an editor starts, and it must answer `initialize`
 without loading the terminal libraries (`rich`, `prompt_toolkit`) or any adapter it does not use.
@@ -45,6 +46,8 @@ _EXAMPLES = {
   acpkit chat examples/pydantic_agent.py     talk to it in the terminal
   acpkit sessions my_agent:agent             list its stored sessions
   acpkit render prompt.json                  see how a prompt reaches each framework
+  acpkit serve my_agent:agent                serve it over WebSocket / Streamable HTTP on /acp
+  acpkit bridge ws://host:8000/acp           let a stdio-only editor use a remote agent
 
 Run `acpkit COMMAND --help` for a command's options. Without a command, acpkit prints this help
 and exits with status 2.""",
@@ -59,6 +62,7 @@ only; messages go to stderr. Exit status 2 when the target cannot be imported or
   acpkit chat examples/pydantic_agent.py
   acpkit chat my_agent:agent -p "Summarise README.md" --yes
   acpkit chat --agent "npx @zed-industries/claude-code-acp"
+  acpkit chat --url ws://127.0.0.1:8000/acp --token-file tokens.txt
 
 Needs the terminal UI extra: acpkit-core[cli].""",
     "sessions": """examples:
@@ -67,6 +71,20 @@ Needs the terminal UI extra: acpkit-core[cli].""",
   acpkit sessions --agent "acpkit run my_agent:agent"
 
 Needs the terminal UI extra: acpkit-core[cli].""",
+    "serve": """examples:
+  acpkit serve my_agent:agent                          ws://127.0.0.1:8000/acp (and http://...)
+  acpkit serve my_agent:agent --host 0.0.0.0 --token-file tokens.txt
+  acpkit serve my_agent:agent --port 0                 any free port (printed on stderr)
+
+Listens on loopback unless --host says otherwise; beyond loopback it needs --token-file (or
+$ACPKIT_SERVE_TOKENS). SIGTERM drains: running turns get --shutdown-grace seconds. Needs the
+serve extra: acpkit-core[serve].""",
+    "bridge": """examples:
+  acpkit bridge ws://127.0.0.1:8000/acp
+  acpkit bridge wss://agents.example.com/acp --token-file ~/.config/acp-token
+
+What an editor starts when the agent is remote: stdio on one side, the remote transport on the
+other. Needs the serve extra: acpkit-core[serve].""",
     "render": """examples:
   acpkit render prompt.json
   echo '[{"type": "text", "text": "hi"}]' | acpkit render -""",
@@ -128,6 +146,13 @@ def _add_client_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_url_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url", metavar="URL", help="a remote agent (acpkit serve): ws://host:port/acp, or http:// for Streamable HTTP"
+    )
+    parser.add_argument("--token-file", metavar="FILE", help="file holding the bearer token for --url")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for `acpkit` and its subcommands."""
     parser = argparse.ArgumentParser(
@@ -166,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("target", metavar="TARGET", nargs="?", help="what `acpkit run` serves (omit with --agent)")
     chat.add_argument("--agent", metavar="CMD", help='run this agent command instead (e.g. --agent "npx some-agent")')
+    _add_url_options(chat)
     chat.add_argument("-p", "--prompt", help="send one prompt, print the turn, exit (exit code from the stop reason)")
     answer = chat.add_mutually_exclusive_group()
     answer.add_argument("--yes", action="store_true", help="allow every permission request (allow_once)")
@@ -186,9 +212,54 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sessions.add_argument("target", metavar="TARGET", nargs="?")
     sessions.add_argument("--agent", metavar="CMD", help="ask this agent command instead")
+    _add_url_options(sessions)
     sessions.add_argument("--json", action="store_true", help="print JSON")
     _add_client_options(sessions)
     _add_target_options(sessions)
+
+    serve = _subparser(
+        sub,
+        "serve",
+        help="serve an agent over WebSocket and Streamable HTTP (remote ACP)",
+        description="Serve TARGET (as `acpkit run` accepts it) on /acp: WebSocket and Streamable HTTP, "
+        "GET /healthz for load balancers.",
+    )
+    serve.add_argument("target", metavar="TARGET")
+    _add_target_options(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
+    serve.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="bearer tokens, one `principal:token` (or bare token) per line (default: $ACPKIT_SERVE_TOKENS)",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        metavar="ORIGIN",
+        action="append",
+        help="a browser origin allowed to connect (repeat; '*' for any; default: none)",
+    )
+    serve.add_argument("--max-connections", type=int, default=1000, metavar="N", help="default: 1000")
+    serve.add_argument("--max-sessions", type=int, default=32, metavar="N", help="per connection (default: 32)")
+    serve.add_argument(
+        "--idle-timeout", type=float, default=600.0, metavar="SECONDS", help="close idle connections (default: 600)"
+    )
+    serve.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long running turns may finish before they are cancelled (default: 30)",
+    )
+
+    bridge = _subparser(
+        sub,
+        "bridge",
+        help="connect stdio (an editor) to a remote agent URL",
+        description="Relay ACP between stdin/stdout and the agent at URL (ws://, wss://, http://, https://).",
+    )
+    bridge.add_argument("url", metavar="URL")
+    bridge.add_argument("--token-file", metavar="FILE", help="file holding the bearer token")
 
     render = _subparser(
         sub,
@@ -215,6 +286,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .run import run_main
 
         return run_main(args)
+    if command == "serve":
+        from .serve import serve_main
+
+        return serve_main(args)
+    if command == "bridge":
+        from .bridge import bridge_main
+
+        return bridge_main(args.url, args.token_file)
     if command in ("chat", "sessions"):
         return _terminal_command(command, args)
     return _render(args.file)

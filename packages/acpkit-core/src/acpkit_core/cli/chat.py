@@ -15,12 +15,14 @@ import logging
 import re
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from acp import RequestError
 from acp.client.connection import ClientSideConnection
+from acp.connection import StreamEvent
 from acp.schema import (
     AvailableCommand,
     InitializeResponse,
@@ -257,14 +259,12 @@ class Chat:
         """Start the agent, open the session, run one prompt or the interactive loop."""
         observers = [json_observer(sys.stdout)] if self.args.json else None
         try:
-            argv = agent_command(self.args)
+            connection = _connection(self.args, self.client, cwd=self.cwd, log=self.log, observers=observers)
         except ValueError as exc:
             print(f"acpkit chat: cannot read --agent: {exc}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            async with connect(
-                argv, self.client, cwd=self.cwd, log=self.log, observers=observers, env=agent_env(self.args)
-            ) as (conn, agent):
+            async with connection as (conn, agent):
                 self.conn = conn
                 init = await self._start(conn, agent)
                 try:
@@ -293,7 +293,7 @@ class Chat:
         """`initialize`, with a status line while the agent starts."""
         self.view.starting()
         try:
-            init = await initialize(conn, agent, timeout=self.args.timeout)
+            init = await _initialize(conn, agent, timeout=self.args.timeout)
         finally:
             self.view.idle()
         self.agent_name = init.agent_info.name if init.agent_info else None
@@ -396,11 +396,41 @@ async def list_all_sessions(conn: ClientSideConnection, cwd: Path) -> list[dict[
 
 
 def _check_target(args: argparse.Namespace, command: str) -> str | None:
-    if args.agent and args.target:
-        return f"acpkit {command}: give either TARGET or --agent, not both"
-    if not args.agent and not args.target:
-        return f"acpkit {command}: give a TARGET (module, module:attr, path/to/file.py[:attr]) or --agent CMD"
+    given = [bool(args.target), bool(args.agent), bool(args.url)]
+    if sum(given) > 1:
+        return f"acpkit {command}: give one of TARGET, --agent or --url"
+    if not any(given):
+        return (
+            f"acpkit {command}: give a TARGET (module, module:attr, path/to/file.py[:attr]), --agent CMD, "
+            "or --url ws://host:port/acp"
+        )
+    if args.token_file and not args.url:
+        return f"acpkit {command}: --token-file goes with --url"
     return None
+
+
+def _connection(
+    args: argparse.Namespace,
+    client: LocalClient,
+    *,
+    cwd: Path,
+    log: AgentLog,
+    observers: list[Callable[[StreamEvent], None]] | None = None,
+) -> contextlib.AbstractAsyncContextManager[tuple[ClientSideConnection, Any]]:
+    """The connection to the agent: a remote `--url`, or a spawned agent process (`ValueError` for a bad --agent)."""
+    if args.url:
+        from .remote import connect_url
+
+        return connect_url(args.url, client, token_file=args.token_file, observers=observers)
+    return connect(agent_command(args), client, cwd=cwd, log=log, observers=observers, env=agent_env(args))
+
+
+async def _initialize(conn: ClientSideConnection, agent: Any, *, timeout: float) -> InitializeResponse:
+    from .remote import RemoteAgent, initialize_remote
+
+    if isinstance(agent, RemoteAgent):
+        return await initialize_remote(conn, agent, timeout=timeout)
+    return await initialize(conn, agent, timeout=timeout)
 
 
 def chat_main(args: argparse.Namespace) -> int:
@@ -425,8 +455,8 @@ async def _list_sessions(args: argparse.Namespace, cwd: Path) -> int:
     log = AgentLog(echo=_echo_stderr if args.verbose else None)
     _log_to(log)
     try:
-        async with connect(agent_command(args), client, cwd=cwd, log=log, env=agent_env(args)) as (conn, agent):
-            init = await initialize(conn, agent, timeout=args.timeout)
+        async with _connection(args, client, cwd=cwd, log=log) as (conn, agent):
+            init = await _initialize(conn, agent, timeout=args.timeout)
             caps = init.agent_capabilities
             if not (caps and caps.session_capabilities and caps.session_capabilities.list is not None):
                 print(

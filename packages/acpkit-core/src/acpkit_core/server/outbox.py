@@ -47,8 +47,11 @@ class Outbox:
         """Send updates after the current response (used after `session/new` and `session/fork`)."""
 
         async def send() -> None:
-            for update in updates:
-                await self.send(session_id, update)
+            try:
+                for update in updates:
+                    await self.send(session_id, update)
+            except ConnectionError:  # the client left right after its request: nobody to tell
+                return
 
         task = asyncio.ensure_future(send())
         self._background.add(task)

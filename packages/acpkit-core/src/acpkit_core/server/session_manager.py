@@ -11,9 +11,9 @@ from acp import RequestError
 from acp.schema import ConfigOptionUpdate, CurrentModeUpdate, SessionInfo
 
 from ..config import AgentOptions
-from ..errors import SessionBusyError
+from ..errors import SessionBusyError, SessionNotFoundError
 from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
-from ..store import SessionStore, open_store
+from ..store import SessionStore, StoredSession, open_store
 from ..store.base import now_iso
 from .options import SessionOptions
 from .outbox import Outbox
@@ -35,6 +35,14 @@ class SessionManager:
         self.outbox = outbox
         self.client = ClientInfo()
         """What the client advertised in `initialize`."""
+        self.principal: str | None = None
+        """Who this connection's client is (a remote bearer token's principal), `None` locally.
+
+        With a principal, new sessions are recorded as its own and any other session is "not
+        found" (-32002), whatever the request.
+        """
+        self.max_open_sessions: int | None = None
+        """How many sessions this connection may hold open at once (`None`: no limit; `acpkit serve` sets it)."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 
@@ -45,13 +53,21 @@ class SessionManager:
             self._store = open_store(self.options.store)
         return self._store
 
+    async def stored(self, session_id: str) -> StoredSession:
+        """The stored session `session_id`; "not found" when it belongs to another principal."""
+        stored = await self.store.get(session_id)
+        if self.principal is not None and stored.session.owner != self.principal:
+            raise SessionNotFoundError(session_id)
+        return stored
+
     # --- open sessions ---------------------------------------------------------------------------
 
     async def live(self, session_id: str) -> LiveSession:
         """The open session `session_id`, opened from the store if needed (unknown ids raise)."""
         live = self._live.get(session_id)
         if live is None:
-            stored = await self.store.get(session_id)
+            self._check_room(session_id)
+            stored = await self.stored(session_id)
             live = LiveSession(session=stored.session, server=stored.server, version=stored.version)
             self._live[session_id] = live
             await self._open_hook(live.session)
@@ -64,6 +80,22 @@ class SessionManager:
         live.session.history = stored.session.history
         live.server = stored.server
         live.version = stored.version
+
+    def running(self) -> list[LiveSession]:
+        """The open sessions whose turn is running now."""
+        return [live for live in self._live.values() if live.turn is not None]
+
+    def _check_room(self, session_id: str | None = None) -> None:
+        """Refuse to open one more session past `max_open_sessions` (-32600, saying how to go on)."""
+        limit = self.max_open_sessions
+        if limit is None or session_id in self._live or len(self._live) < limit:
+            return
+        raise RequestError.invalid_request(
+            {
+                "details": f"this connection already has {len(self._live)} open sessions, the server's limit "
+                f"(max_sessions_per_connection={limit}): close one with session/close, or open another connection"
+            }
+        )
 
     def forget(self, session_id: str) -> None:
         """Drop the open session from memory (read again from the store on next use)."""
@@ -96,6 +128,7 @@ class SessionManager:
     ) -> Session:
         """Create, store and open a session."""
         self._check_cwd(cwd)
+        self._check_room()
         now = now_iso()
         session = Session(
             id=uuid.uuid4().hex,
@@ -105,6 +138,7 @@ class SessionManager:
             created_at=now,
             updated_at=now,
             agent=self.options.name,
+            owner=self.principal,
         )
         self.session_options.initialise(session)
         live = LiveSession(session=session)
@@ -124,7 +158,8 @@ class SessionManager:
     ) -> Session:
         """Open a stored session with the client's cwd and MCP servers; replay its transcript if asked."""
         self._check_cwd(cwd)
-        stored = await self.store.get(session_id)
+        self._check_room(session_id)
+        stored = await self.stored(session_id)
         live = self._live.get(session_id)
         if live is not None and live.turn is not None:
             raise SessionBusyError(f"session {session_id!r} is running a turn; cancel it before loading it again")
@@ -156,7 +191,8 @@ class SessionManager:
     ) -> Session:
         """Copy a stored session (state, transcript, mode, options) into a new one."""
         self._check_cwd(cwd)
-        stored = await self.store.get(session_id)
+        self._check_room()
+        stored = await self.stored(session_id)
         transcript = await self.store.transcript(session_id)
         now = now_iso()
         source = stored.session
@@ -174,6 +210,7 @@ class SessionManager:
             updated_at=now,
             parent_id=source.id,
             agent=source.agent or self.options.name,
+            owner=self.principal,
         )
         session.history.replace(source.history.take_loaded() or [])
         await self.store.create(session, server=stored.server, transcript=transcript)
@@ -183,7 +220,7 @@ class SessionManager:
 
     async def page(self, cwd: str | None, cursor: str | None) -> tuple[list[SessionInfo], str | None]:
         """Stored sessions, most recent first, optionally for one cwd; and the next page's cursor."""
-        page = await self.store.list(cwd=cwd, cursor=cursor)
+        page = await self.store.list(cwd=cwd, cursor=cursor, owner=self.principal)
         infos = [
             SessionInfo(
                 session_id=s.id,
@@ -207,7 +244,7 @@ class SessionManager:
         """Cancel the running turn (if any), wait for it to end, and free the session."""
         live = self._live.pop(session_id, None)
         if live is None:
-            await self.store.get(session_id)  # unknown ids answer -32002
+            await self.stored(session_id)  # unknown ids answer -32002
             return
         await self._end(live)
 
@@ -215,7 +252,7 @@ class SessionManager:
         """Close the session, let the runner forget its data, then drop it from the store."""
         live = self._live.pop(session_id, None)
         if live is None:
-            session = (await self.store.get(session_id)).session
+            session = (await self.stored(session_id)).session
         else:
             await self._end(live)
             session = live.session

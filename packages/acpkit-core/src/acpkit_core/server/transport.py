@@ -28,7 +28,7 @@ import pydantic_core
 from ..limits import MAX_MESSAGE_BYTES, format_size
 from .jsonrpc import INTERNAL_ERROR, Inbound, error_response, oversized, read_line
 
-__all__ = ["DirectSender", "LineReader", "Oversized", "WireTransport", "encode_message"]
+__all__ = ["DirectSender", "LineReader", "Oversized", "WireTransport", "classify", "encode_message"]
 
 logger = logging.getLogger("acpkit_core.server")
 
@@ -139,6 +139,22 @@ class LineReader:
         return line
 
 
+def classify(line: bytes | Oversized, limit: int) -> Inbound:
+    """What to do with one message from the client (a line, or a WebSocket / HTTP frame), never raising.
+
+    Every transport uses it: stdio lines and remote frames get the same answers.
+    """
+    if isinstance(line, Oversized):
+        reason = MAX_MESSAGE_BYTES.refusal(line.size, limit)
+        data = {"limit": MAX_MESSAGE_BYTES.option, "max": limit, "size": line.size}
+        return oversized(line.prefix, reason, data)
+    try:
+        return read_line(line)
+    except Exception:  # a bug here must not end the connection: answer it and read on
+        logger.exception("could not classify a line of %s from the client", format_size(len(line)))
+        return Inbound(replies=(error_response(None, INTERNAL_ERROR, "Internal error reading the message"),))
+
+
 class WireTransport:
     """The SDK's message transport over a byte stream pair, with JSON-RPC errors answered by us.
 
@@ -179,15 +195,7 @@ class WireTransport:
                 return inbound.message
 
     def _classify(self, line: bytes | Oversized) -> Inbound:
-        if isinstance(line, Oversized):
-            reason = MAX_MESSAGE_BYTES.refusal(line.size, self._limit)
-            data = {"limit": MAX_MESSAGE_BYTES.option, "max": self._limit, "size": line.size}
-            return oversized(line.prefix, reason, data)
-        try:
-            return read_line(line)
-        except Exception:  # a bug here must not end the connection: answer it and read on
-            logger.exception("could not classify a line of %s from the client", format_size(len(line)))
-            return Inbound(replies=(error_response(None, INTERNAL_ERROR, "Internal error reading the message"),))
+        return classify(line, self._limit)
 
     async def close(self) -> None:
         """Stop sending."""

@@ -174,9 +174,17 @@ class SessionStore(Protocol):
         ...
 
     async def list(
-        self, *, cwd: str | None = None, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
+        self,
+        *,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        owner: str | None = None,
     ) -> SessionPage:
-        """Sessions, most recently updated first, optionally only those whose cwd is `cwd`."""
+        """Sessions, most recently updated first, optionally only those whose cwd is `cwd`.
+
+        With `owner`, only the sessions whose `Session.owner` is `owner` (a remote principal's own).
+        """
         ...
 
     async def delete(self, session_id: str) -> None:
@@ -283,6 +291,7 @@ def session_to_json(session: Session) -> JsonDict:
         "updated_at": session.updated_at,
         "parent_id": session.parent_id,
         "agent": session.agent,
+        "owner": session.owner,
     }
 
 
@@ -302,6 +311,7 @@ def session_from_json(data: Mapping[str, Any], history: Sequence[Any] = ()) -> S
         updated_at=data.get("updated_at", ""),
         parent_id=data.get("parent_id"),
         agent=data.get("agent"),
+        owner=data.get("owner"),
     )
 
 

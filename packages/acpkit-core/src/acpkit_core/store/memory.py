@@ -158,12 +158,19 @@ class MemoryStore:
         return [json.loads(u) for u in self._row(session_id).transcript]
 
     async def list(
-        self, *, cwd: str | None = None, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
+        self,
+        *,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        owner: str | None = None,
     ) -> SessionPage:
-        """Sessions, most recently updated first."""
+        """Sessions, most recently updated first; `owner` keeps one principal's."""
         sessions = [session_from_json(json.loads(row.data)) for row in self._rows.values()]
         if cwd is not None:
             sessions = [s for s in sessions if s.cwd == cwd]
+        if owner is not None:
+            sessions = [s for s in sessions if s.owner == owner]
         sessions.sort(key=lambda s: s.id)
         sessions.sort(key=lambda s: s.updated_at, reverse=True)
         if cursor is not None:

@@ -239,14 +239,22 @@ class SqliteStore:
         return await self._call(_transcript, session_id)
 
     async def list(
-        self, *, cwd: str | None = None, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
+        self,
+        *,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        owner: str | None = None,
     ) -> SessionPage:
-        """Sessions, most recently updated first (their history is not read)."""
+        """Sessions, most recently updated first (their history is not read); `owner` keeps one principal's."""
         where: list[str] = []
         params: list[str | int] = []
         if cwd is not None:
             where.append("cwd = ?")
             params.append(cwd)
+        if owner is not None:
+            where.append("json_extract(data, '$.owner') = ?")
+            params.append(owner)
         if cursor is not None:
             after_time, after_id = decode_cursor(cursor)
             where.append("(updated_at < ? OR (updated_at = ? AND id > ?))")

@@ -105,7 +105,8 @@ class AcpTestClient:
     """An ACP client that records everything and answers the agent from a script.
 
     Use [`spawn`][acpkit_core.testing.AcpTestClient.spawn] for an agent command over real
-    stdio, or [`connect`][acpkit_core.testing.AcpTestClient.connect] for an `AcpAgent` in this
+    stdio, [`connect_url`][acpkit_core.testing.AcpTestClient.connect_url] for a remote agent, or
+    [`connect`][acpkit_core.testing.AcpTestClient.connect] for an `AcpAgent` in this
     process. Files and terminals are served for real, from `root` (a temporary directory by
     default).
     """
@@ -234,6 +235,27 @@ class AcpTestClient:
             except TimeoutError:
                 server.cancel()
             agent_writer.close()
+            client._cleanup()
+
+    @classmethod
+    @asynccontextmanager
+    async def connect_url(cls, url: str, *, token: str | None = None, **options: Any) -> AsyncGenerator[AcpTestClient]:
+        """Connect to a remote agent (`acpkit serve`) by URL: `ws://` / `wss://` (WebSocket) or
+        `http://` / `https://` (Streamable HTTP), with a bearer `token` if the server wants one.
+
+        Needs the `serve` extra. The client's fs, terminal and permission answers work as over stdio.
+        """
+        from ..remote.client import open_remote
+
+        client = cls(**options)
+        try:
+            async with open_remote(client, url, token=token) as conn:
+                client.conn = conn
+                try:
+                    yield client
+                finally:
+                    await client.host.close()
+        finally:
             client._cleanup()
 
     def _cleanup(self) -> None:

@@ -1,0 +1,39 @@
+"""The agent `remote_bench.py` serves over stdio and `acpkit serve`: streams stamped chunks.
+
+A prompt `N` streams N one-word text chunks, each the wall-clock time it was emitted, so the client
+can measure each chunk's latency (both ends are on this machine). The store is `$BENCH_STORE`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from acpkit_core.config import AgentOptions
+from acpkit_core.ir import Text
+from acpkit_core.runner import StopReason, Turn
+from acpkit_core.server import AcpAgent
+
+
+class StampRunner:
+    """Streams `N` chunks, each `<time.time()> `; a prompt `sleep` waits 60 s (a turn to kill)."""
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        text = "".join(p.text for p in turn.prompt if isinstance(p, Text)).strip()
+        if text == "sleep":
+            import asyncio
+
+            await turn.emit.text("waiting ")
+            await asyncio.sleep(60)
+            return "end_turn"
+        for _ in range(int(text or "1")):
+            await turn.emit.text(f"{time.time():.6f} ")
+        return "end_turn"
+
+
+agent = AcpAgent(StampRunner(), AgentOptions(name="bench", store=os.environ.get("BENCH_STORE", "memory")))
+
+if __name__ == "__main__":
+    from acpkit_core.server import run_stdio
+
+    run_stdio(agent)

@@ -1,0 +1,109 @@
+"""`acpkit serve TARGET`: serve an agent over WebSocket and Streamable HTTP on `/acp`.
+
+The target is resolved exactly as `acpkit run` resolves it; then one ACP agent is made per remote
+connection (see [`RemoteServer`][acpkit_core.remote.RemoteServer]). Needs the `serve` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+from .run import EXIT_TARGET, build_agent
+from .target import TargetError, resolve_target
+
+__all__ = ["serve_main"]
+
+log = logging.getLogger("acpkit.cli")
+
+SERVE_MODULES = frozenset({"starlette", "uvicorn", "websockets", "httpx", "h2"})
+"""What the `serve` extra brings."""
+
+
+def missing_extra(command: str, exc: ModuleNotFoundError) -> int:
+    """Say how to install the `serve` extra when one of its modules is missing (re-raises other import errors)."""
+    if (exc.name or "").split(".")[0] not in SERVE_MODULES:
+        raise exc
+    from .install import install_command
+
+    print(
+        f"acpkit {command}: the remote transport is not installed (no module named {exc.name!r}). "
+        f"It is the `serve` extra of acpkit-core; install it with: {install_command('acpkit-core', extra='serve')}",
+        file=sys.stderr,
+    )
+    return EXIT_TARGET
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    """Run `acpkit serve` with parsed arguments; returns the exit code."""
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, args.log_level, logging.WARNING),
+        format="acpkit %(levelname)s: %(message)s",
+    )
+    try:
+        from ..remote import ServeOptions, Tokens
+        from ..server import AcpAgent
+    except ModuleNotFoundError as exc:
+        return missing_extra("serve", exc)
+    cwd = Path(args.cwd).resolve() if args.cwd else Path.cwd()
+    if args.cwd:
+        try:
+            os.chdir(cwd)
+        except OSError as exc:
+            print(f"acpkit serve: cannot use --cwd {args.cwd!r}: {exc.strerror}", file=sys.stderr)
+            return EXIT_TARGET
+    try:
+        options = ServeOptions(
+            host=args.host,
+            port=args.port,
+            tokens=Tokens.load(args.token_file),
+            allowed_origins=tuple(args.allow_origin or ()),
+            max_connections=args.max_connections,
+            max_sessions_per_connection=args.max_sessions,
+            idle_seconds=args.idle_timeout,
+            shutdown_grace_seconds=args.shutdown_grace,
+        )
+        options.check()
+        resolved = resolve_target(args.target, cwd=cwd)
+        agent = build_agent(resolved, name=args.name, store=args.store)
+    except (UserError, TargetError) as exc:
+        print(f"acpkit serve: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    except Exception as exc:  # building the agent failed: the developer's configuration is wrong
+        log.debug("building the agent failed", exc_info=exc)
+        print(f"acpkit serve: cannot serve {args.target}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    if not isinstance(agent, AcpAgent):
+        print(
+            f"acpkit serve: {resolved.name} is a ready ACP agent object, not an ACP Kit agent: it cannot be "
+            "copied per connection. Serve the framework agent itself, or an AcpAgent",
+            file=sys.stderr,
+        )
+        return EXIT_TARGET
+    return asyncio.run(_serve(agent, options, resolved.name))
+
+
+async def _serve(agent: object, options: object, name: str) -> int:
+    from ..remote import RemoteServer, ServeOptions
+    from ..remote.server import serve_signals
+    from ..server import AcpAgent
+
+    assert isinstance(agent, AcpAgent) and isinstance(options, ServeOptions)
+    try:
+        server = RemoteServer(agent, options)
+        await server.start()
+    except (UserError, OSError) as exc:
+        print(f"acpkit serve: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    http = server.url.replace("ws://", "http://", 1)
+    print(f"acpkit serve: serving {name} on {server.url} (Streamable HTTP: {http})", file=sys.stderr, flush=True)
+    async with serve_signals(server):
+        await server.wait()
+    print("acpkit serve: stopped", file=sys.stderr, flush=True)
+    return 0

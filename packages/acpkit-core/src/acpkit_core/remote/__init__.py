@@ -1,0 +1,36 @@
+"""Remote ACP: serve an agent over WebSocket and Streamable HTTP (`acpkit serve`), and reach one by URL.
+
+Needs the `serve` extra: `pip install "acpkit-core[serve]"` (Starlette, uvicorn, websockets, httpx).
+Nothing here is imported by the stdio path.
+"""
+
+from __future__ import annotations
+
+from .app import CONNECTION_HEADER, SESSION_HEADER, Endpoint, Limits
+from .auth import TOKENS_ENV, Tokens, is_loopback, origin_allowed
+from .client import RemoteError, open_remote, open_transport, read_token, remote_headers
+from .connection import FrameTransport, RemoteConnection
+from .server import RemoteServer, ServeOptions, SharedStore, run_remote, serve_remote
+
+__all__ = [
+    "CONNECTION_HEADER",
+    "SESSION_HEADER",
+    "TOKENS_ENV",
+    "Endpoint",
+    "FrameTransport",
+    "Limits",
+    "RemoteConnection",
+    "RemoteError",
+    "RemoteServer",
+    "ServeOptions",
+    "SharedStore",
+    "Tokens",
+    "is_loopback",
+    "open_remote",
+    "open_transport",
+    "origin_allowed",
+    "read_token",
+    "remote_headers",
+    "run_remote",
+    "serve_remote",
+]

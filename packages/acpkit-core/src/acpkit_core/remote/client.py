@@ -1,0 +1,111 @@
+"""The client side of the remote transport: reach an `acpkit serve` (or any RFD server) by URL.
+
+`ws://` / `wss://` URLs use the WebSocket profile, `http://` / `https://` Streamable HTTP. Both are
+the ACP SDK's own client transports (`acp.ws`, `acp.http`); this module adds the bearer token,
+and turns a refused handshake into a [`RemoteError`][acpkit_core.remote.RemoteError] saying why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import Any, cast
+
+import acp
+import httpx
+from acp.client.connection import ClientSideConnection
+from websockets.exceptions import InvalidStatus
+
+from ..errors import UserError
+
+__all__ = ["RemoteError", "open_remote", "open_transport", "read_token", "remote_headers"]
+
+
+class RemoteError(UserError):
+    """The remote agent could not be reached or refused the connection."""
+
+
+def read_token(token_file: str | Path | None) -> str | None:
+    """The token in `token_file` (its first non-blank line; `principal:token` lines give the token)."""
+    if token_file is None:
+        return None
+    try:
+        text = Path(token_file).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RemoteError(f"cannot read the token file {str(token_file)!r}: {exc.strerror}") from None
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line.rpartition(":")[2].strip()
+    raise RemoteError(f"the token file {str(token_file)!r} holds no token")
+
+
+def remote_headers(token: str | None) -> dict[str, str]:
+    """The request headers for `token` (none without one)."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _refusal(url: str, status: int, body: str) -> RemoteError:
+    reasons = {401: "the server wants a valid token (--token-file)", 403: "the server refused this origin"}
+    detail = reasons.get(status) or body.strip()[:200] or "refused"
+    return RemoteError(f"{url}: HTTP {status}: {detail}")
+
+
+class _OwningTransport:
+    """The SDK's Streamable HTTP transport, and the HTTP client it uses, closed together."""
+
+    def __init__(self, inner: Any, client: httpx.AsyncClient) -> None:
+        self._inner = inner
+        self._client = client
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._inner.send(message)
+
+    async def receive(self) -> dict[str, Any] | None:
+        return await self._inner.receive()
+
+    async def close(self) -> None:
+        try:
+            await self._inner.close()
+        finally:
+            await self._client.aclose()
+
+
+async def open_transport(url: str, *, token: str | None = None) -> Any:
+    """A connected message transport to `url` (the SDK's `Transport` protocol)."""
+    headers = remote_headers(token)
+    if url.startswith(("ws://", "wss://")):
+        from acp.ws import create_websocket_stream
+
+        try:
+            return await create_websocket_stream(url, headers=headers)
+        except InvalidStatus as exc:
+            response = exc.response
+            raise _refusal(url, response.status_code, bytes(response.body or b"").decode("utf-8", "replace")) from None
+        except OSError as exc:
+            raise RemoteError(f"{url}: cannot connect: {exc.strerror or exc}") from None
+    if url.startswith(("http://", "https://")):
+        from acp.http import create_http_stream
+
+        client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None), http2=url.startswith("https://"))
+        return _OwningTransport(create_http_stream(url, client=client, headers=headers), client)
+    raise RemoteError(f"not a remote agent URL: {url!r} (use ws://, wss://, http:// or https://)")
+
+
+@contextlib.asynccontextmanager
+async def open_remote(client: object, url: str, *, token: str | None = None) -> AsyncGenerator[ClientSideConnection]:
+    """An SDK client connection to the agent at `url`, serving `client`'s methods (fs, terminal, permissions).
+
+    A Streamable HTTP URL is checked when `initialize` is sent (the SDK's transport POSTs it then):
+    a refusal surfaces as an `AcpHttpStatusError` from that call.
+    """
+    transport = await open_transport(url, token=token)
+    conn = acp.connect_to_agent(cast(acp.Client, client), transport, use_unstable_protocol=True)
+    try:
+        yield conn
+    finally:
+        with contextlib.suppress(Exception):
+            await conn.close()
+        with contextlib.suppress(Exception):
+            await transport.close()

@@ -1,0 +1,8 @@
+"""The remote tests import their helpers (`replicas`) from this directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
