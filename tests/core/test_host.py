@@ -486,7 +486,7 @@ async def test_turn_host_through_the_server() -> None:
 
         with pytest.raises(RequestError) as refused:
             await c.prompt(f"read {c.root.parent}/elsewhere.txt", session_id=sid)
-        assert refused.value.code == -32603
+        assert refused.value.code == -32013  # permission denied, not an internal error
         assert str(refused.value) == (
             f"The agent failed: PathPolicyError: {c.root.parent}/elsewhere.txt is outside the session's "
             f"directories: {c.root}"

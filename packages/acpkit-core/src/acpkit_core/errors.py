@@ -16,7 +16,24 @@ AcpKitError                 base of everything ACP Kit raises on purpose
 
 [`to_request_error`][acpkit_core.errors.to_request_error] gives each its JSON-RPC error; the server
 applies it at its boundary, and a runner that answers requests itself (the hand-built LangChain
-path) applies the same mapping.
+path) applies the same mapping. [`error_code`][acpkit_core.errors.error_code] extends it to any
+exception (a failed turn's answer, a hand-built server's): one rule, in this module.
+
+| what went wrong | code | ACP defines it? |
+|---|---|---|
+| `AuthRequiredError`, a provider's 401 / `AuthenticationError` | -32000 | yes (auth required) |
+| unknown session (`SessionNotFoundError`), `FileNotFoundError`, a provider's 404 | -32002 | yes (resource not found) |
+| `PathPolicyError`, `PermissionError`, a provider's 403 / `PermissionDeniedError` | -32013 | no (see below) |
+| bad prompt, unknown mode or option, bad cursor | -32602 | yes (JSON-RPC invalid params) |
+| a prompt while a turn runs | -32600 | yes (JSON-RPC invalid request) |
+| anything else, `UserError` ("agent misconfigured") | -32603 | yes (JSON-RPC internal error) |
+
+ACP's schema names no code for "permission denied" (its error codes are JSON-RPC's, -32000 and
+-32002); we use -32013, the value the LangChain ACP middleware specification gives it, taken from
+JSON-RPC's range for implementation-defined server errors, so that a refusal by the path policy is
+not reported as an internal error. Errors are recognised by type and HTTP status, never by words in
+their message (a message that mentions "permission" is not a refusal). A tool that fails inside a
+turn is not a JSON-RPC error at all: its call ends `failed` and the turn goes on.
 """
 
 from __future__ import annotations
@@ -35,14 +52,32 @@ __all__ = [
     "SessionBusyError",
     "SessionNotFoundError",
     "UserError",
+    "error_code",
     "to_request_error",
 ]
 
 INVALID_REQUEST = -32600
+"""JSON-RPC: invalid request."""
 INVALID_PARAMS = -32602
+"""JSON-RPC: invalid params."""
 INTERNAL_ERROR = -32603
-RESOURCE_NOT_FOUND = -32002
+"""JSON-RPC: internal error."""
 AUTH_REQUIRED = -32000
+"""ACP: authentication required."""
+RESOURCE_NOT_FOUND = -32002
+"""ACP: resource not found."""
+PERMISSION_DENIED = -32013
+"""Permission denied: not defined by ACP; the middleware specification's value (JSON-RPC server-error range)."""
+
+_BY_STATUS: dict[int, int] = {401: AUTH_REQUIRED, 403: PERMISSION_DENIED, 404: RESOURCE_NOT_FOUND}
+"""A provider's HTTP status -> our code."""
+
+_BY_NAME: dict[str, int] = {
+    "AuthenticationError": AUTH_REQUIRED,
+    "PermissionDeniedError": PERMISSION_DENIED,
+    "NotFoundError": RESOURCE_NOT_FOUND,
+}
+"""Provider SDK exception class names (OpenAI, Anthropic and others share them) -> our code."""
 
 
 class AcpKitError(Exception):
@@ -137,10 +172,13 @@ def to_request_error(exc: Exception) -> RequestError | None:
 
     `SessionNotFoundError` is -32002 with the id; `PromptError` -32602 with the block index, field
     and reason; `ConfigError` and `InvalidCursorError` -32602; `SessionBusyError` -32600;
-    `UserError` -32603 ("agent misconfigured"); `AuthRequiredError` -32000 with the reason.
+    `PathPolicyError` -32013 (permission denied); `UserError` -32603 ("agent misconfigured");
+    `AuthRequiredError` -32000 with the reason.
     """
     if isinstance(exc, AuthRequiredError):
         return RequestError(AUTH_REQUIRED, str(exc), {"authMethods": exc.methods} if exc.methods else None)
+    if isinstance(exc, PathPolicyError):
+        return RequestError(PERMISSION_DENIED, str(exc), {"reason": "permission_denied"})
     if isinstance(exc, SessionNotFoundError):
         return RequestError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": exc.session_id})
     if isinstance(exc, PromptError):
@@ -152,3 +190,44 @@ def to_request_error(exc: Exception) -> RequestError | None:
     if isinstance(exc, UserError):
         return RequestError(INTERNAL_ERROR, f"agent misconfigured: {exc}")
     return None
+
+
+def _status(exc: BaseException) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        status = getattr(holder, "status_code", None)
+        if isinstance(status, int):
+            return status
+    return None
+
+
+def _code(exc: BaseException) -> int | None:
+    if isinstance(exc, Exception) and (mapped := to_request_error(exc)) is not None:
+        return mapped.code
+    if isinstance(exc, RequestError):
+        return exc.code
+    if isinstance(exc, FileNotFoundError):
+        return RESOURCE_NOT_FOUND
+    if isinstance(exc, PermissionError):
+        return PERMISSION_DENIED
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _BY_NAME:
+            return _BY_NAME[cls.__name__]
+    status = _status(exc)
+    return _BY_STATUS.get(status) if status is not None else None
+
+
+def error_code(exc: BaseException) -> int:
+    """The JSON-RPC error code for any exception (the table in the module docs); -32603 when nothing matches.
+
+    The exception itself is looked at first, then the chain of exceptions it was raised from
+    (`raise ... from cause`), so a wrapped provider error keeps its meaning.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        code = _code(current)
+        if code is not None:
+            return code
+        current = current.__cause__
+    return INTERNAL_ERROR

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from acp.schema import StopReason
-from acpkit_core.errors import to_request_error
+from acpkit_core.errors import error_code as core_error_code
 from acpkit_core.stop import stop_reason_from_finish
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphRecursionError
@@ -55,12 +55,9 @@ def stop_reason_from_error(error: BaseException) -> StopReason | None:
 def error_code(error: BaseException) -> int:
     """The JSON-RPC error code for an exception raised while running a graph.
 
-    ACP Kit's own errors map exactly as at the server boundary (`acpkit_core.errors.to_request_error`);
-    provider authentication errors are -32000 (auth required); anything else is -32603.
+    Core's one rule ([`acpkit_core.errors.error_code`][acpkit_core.errors.error_code], the table is
+    there): -32000 auth required (a provider's `AuthenticationError` or 401), -32002 resource not
+    found, -32013 permission denied (a `PathPolicyError`, a provider's 403), the ACP Kit errors as at
+    the server boundary, anything else -32603.
     """
-    mapped = to_request_error(error) if isinstance(error, Exception) else None
-    if mapped is not None:
-        return mapped.code
-    if type(error).__name__ in ("AuthenticationError", "PermissionDeniedError"):
-        return -32000
-    return -32603
+    return core_error_code(error)

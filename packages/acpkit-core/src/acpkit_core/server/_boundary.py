@@ -20,14 +20,16 @@ INTERNAL_ERROR = -32603
 
 
 class TurnFailed(RequestError):
-    """`session/prompt`'s answer when the runner raised: -32603, `The agent failed: <cause>`.
+    """`session/prompt`'s answer when the runner raised: `The agent failed: <cause>`.
 
-    Raised only after the turn was recorded and its tool calls closed, so an editor can tell a
-    failed turn from one that ended, and the transcript still shows what happened.
+    The code is [`error_code`][acpkit_core.errors.error_code]'s for the exception: -32603 unless
+    it means something ACP names (-32000 auth required, -32002 resource not found, -32013
+    permission denied). Raised only after the turn was recorded and its tool calls closed, so an
+    editor can tell a failed turn from one that ended, and the transcript still shows what happened.
     """
 
-    def __init__(self, cause: str, *, session_id: str) -> None:
-        super().__init__(INTERNAL_ERROR, f"The agent failed: {cause}", {"sessionId": session_id, "cause": cause})
+    def __init__(self, cause: str, *, session_id: str, code: int = INTERNAL_ERROR) -> None:
+        super().__init__(code, f"The agent failed: {cause}", {"sessionId": session_id, "cause": cause})
         self.cause = cause
         """The one-line cause: the exception's type and the first line of its message."""
 

@@ -21,7 +21,7 @@ from acp.schema import (
 
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
-from ..errors import AcpKitError, SessionBusyError
+from ..errors import AcpKitError, SessionBusyError, error_code
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
 from ._boundary import TurnFailed
@@ -65,7 +65,8 @@ class TurnRunner:
         `blocks` are the wire JSON blocks (or the SDK's models, where the SDK validated them first);
         they are checked against the prompt size limit, then parsed, before anything runs or is stored.
         A turn whose runner raised is recorded, its tool calls closed, and then answered with
-        [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603) carrying the one-line cause.
+        [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603, or the code the error means)
+        carrying the one-line cause.
         """
         live = await self.sessions.live(session_id)
         if live.turn is not None:
@@ -240,4 +241,4 @@ class TurnRunner:
         lines = str(exc).strip().splitlines()
         detail = display_line(lines[0], _CAUSE_LIMIT) if lines else ""
         cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-        return TurnFailed(cause, session_id=live.session.id)
+        return TurnFailed(cause, session_id=live.session.id, code=error_code(exc))
