@@ -10,7 +10,7 @@ open. Its transitions:
 | `announce` again, more arguments (still pending) | `tool_call_update`: title, kind, `rawInput`, locations |
 | `start` (the tool runs now) | `tool_call_update` `in_progress` |
 | `attach` (a diff, a terminal) | `tool_call_update` with the content so far |
-| `finish` | `tool_call_update` `completed` or `failed`: content, `rawOutput` |
+| `finish` | `tool_call_update` `completed` or `failed`: content, `rawOutput` (the status only when `output_hidden`) |
 | `close_open` (cancel, error, end of turn) | `tool_call_update` `failed` for every call not finished |
 
 A transition that was already made, or would go backwards (`in_progress` after `completed`), is
@@ -163,6 +163,9 @@ class ToolCallRecord:
     """Announced while the model was still streaming the arguments."""
     started: bool = False
     """The tool began to run (`start` was called); a refused or cancelled call never did."""
+    output_hidden: bool = False
+    """The finishing update carries the status only: no tool output as content, no `rawOutput`
+    (set by a runner whose user asked to keep tool results out of the updates)."""
 
     @property
     def finished(self) -> bool:
@@ -347,7 +350,9 @@ class ToolCalls:
     ) -> None:
         """The tool finished: `completed` (or `failed`), with the attached content, then `content`.
 
-        `raw_output` is sent as a JSON object (a string or a list becomes `{"output": ...}`).
+        `raw_output` is sent as a JSON object (a string or a list becomes `{"output": ...}`). For a
+        call whose record has `output_hidden`, only the status (and content attached while it ran)
+        is sent.
         """
         async with self._lock:
             record = self.calls.get(tool_call_id)
@@ -357,6 +362,11 @@ class ToolCalls:
                 return
             record.status = "failed" if failed else "completed"
             if record.hidden:
+                return
+            if record.output_hidden:
+                await self._emit.send_tool_call_update(
+                    tool_call_id, status=record.status, content=list(record.content) or None
+                )
                 return
             await self._emit.send_tool_call_update(
                 tool_call_id,

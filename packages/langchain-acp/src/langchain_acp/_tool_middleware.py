@@ -22,7 +22,17 @@ class AcpToolMiddleware(AgentMiddleware[Any, Any, Any]):
     Kinds, titles and locations come from `acpkit_core.tools` (the turn's per-tool overrides
     apply). Inside `LangGraphRunner` the runner reports tools too; both go through one tracker,
     so nothing is sent twice.
+
+    With `emit_tool_results=False` the final `completed` / `failed` update of each call it runs
+    carries the status only: no content, no `rawOutput` (the model still gets the result). The
+    rule is kept on the call itself, so the runner and `AcpCallbackHandler` leave it out too.
     """
+
+    def __init__(self, *, emit_tool_results: bool = True) -> None:
+        """Report tool runs; `emit_tool_results=False` leaves their results out of the updates."""
+        super().__init__()
+        self.emit_tool_results = emit_tool_results
+        """Send each tool's output (content and `rawOutput`) with its final update."""
 
     async def awrap_tool_call(
         self,
@@ -35,7 +45,9 @@ class AcpToolMiddleware(AgentMiddleware[Any, Any, Any]):
         tool_call_id = call.get("id")
         if binding is None or not tool_call_id:
             return await handler(request)
-        await binding.tools.start(tool_call_id, call["name"], call["args"])
+        record = await binding.tools.start(tool_call_id, call["name"], call["args"])
+        if not self.emit_tool_results:
+            record.output_hidden = True
         try:
             result = await handler(request)
         except Exception as error:
