@@ -55,7 +55,7 @@ async def test_session_middleware_puts_the_session_in_state_and_snapshots() -> N
         await c.prompt("one", session_id=sid)
         await c.prompt("two", session_id=sid)
         seen.append(snapshots[-1][1])
-    assert [label for label, _ in snapshots] == ["initial", "final", "initial", "final"]
+    assert [label for label, _ in snapshots] == ["initial", "model", "final", "initial", "model", "final"]
     final = seen[0]
     assert final["acp_session_id"] == sid and final["acp_thread_id"] == sid and final["acp_turn"] == 2
     contents = [m["data"]["content"] for m in final["messages"]]

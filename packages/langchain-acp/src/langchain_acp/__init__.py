@@ -53,13 +53,22 @@ from ._permission_middleware import AcpPermissionMiddleware
 from ._plan import todos_to_plan
 from ._render import render_prompt, to_human_message
 from ._runner import GraphFactory, LangGraphRunner, SessionContext
-from ._session import AcpSessionMiddleware, LangGraphSessionState, SnapshotMode, serialize_state, validate_state
+from ._session import (
+    SNAPSHOT_META_KEY,
+    AcpSessionMiddleware,
+    LangGraphSessionState,
+    SnapshotLabel,
+    SnapshotMode,
+    serialize_state,
+    validate_state,
+)
 from ._stop import error_code, stop_reason_from_error, stop_reason_from_state
 from ._thinking import AcpThinkingMiddleware
 from ._tool_middleware import AcpToolMiddleware
 from ._usage import usage_from_message
 
 __all__ = [
+    "SNAPSHOT_META_KEY",
     "AcpCallbackHandler",
     "AcpChatModel",
     "AcpMcpMiddleware",
@@ -77,6 +86,7 @@ __all__ = [
     "McpServerLike",
     "McpTools",
     "SessionContext",
+    "SnapshotLabel",
     "SnapshotMode",
     "ask_user",
     "audio_block_to_content",

@@ -25,6 +25,7 @@ from typing import Any, TypeAlias, cast
 
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
+from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.permissions import EditHook
@@ -244,6 +245,7 @@ class LangGraphRunner:
             tools=tracker,
             turn=turn,
             gate=turn,
+            send=turn.emit.send_unrecorded if isinstance(turn.emit, TurnEmitter) else None,
             loop=asyncio.get_running_loop(),
             mcp_tools=tuple(connections.tools) if connections else (),
             session_id=session.id,

@@ -11,17 +11,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypeAlias, cast
 
+from acp.schema import SessionInfoUpdate
 from langchain.agents.middleware import AgentMiddleware, AgentState
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from ._middleware import current_acp
 
 __all__ = [
+    "SNAPSHOT_META_KEY",
     "AcpSessionMiddleware",
     "AcpSessionState",
     "LangGraphSessionState",
+    "SnapshotLabel",
     "SnapshotMode",
     "serialize_state",
     "validate_state",
@@ -100,7 +103,13 @@ def _json_value(value: Any) -> Any:
 
 
 SnapshotMode: TypeAlias = Literal["initial", "final", "all", "none"]
-"""Which state snapshots to take: at the start of a run, at its end, both, or none."""
+"""Which state snapshots to take: at the start of a run, at its end, at every step, or none."""
+
+SnapshotLabel: TypeAlias = Literal["initial", "model", "tools", "final"]
+"""When a snapshot was taken: the run's start, after a model response, after a tools step, the run's end."""
+
+SNAPSHOT_META_KEY = "acpkit.snapshot"
+"""The `_meta` key of the `session_info_update` that carries a snapshot to the client."""
 
 
 class AcpSessionState(AgentState[Any]):
@@ -121,9 +130,23 @@ class AcpSessionMiddleware(AgentMiddleware[AcpSessionState, Any, Any]):
     to `bind_connection(conn, session_id)` (the thread id is the run's `thread_id`, the turn count
     goes up by one per run on that thread).
 
-    With `snapshots`, the JSON form of the state is taken at the start (`initial`) and/or end
-    (`final`) of every run and handed to `on_snapshot(label, state)`; inside a server turn the
-    last snapshot of each label is also kept in `session.state["snapshots"]`.
+    With `snapshots`, the JSON form of the state (`serialize_state`) is taken at the start of
+    every run (`initial`), at its end (`final`), or with `all` at every step of the agent loop
+    as well: after each model response (`model`) and after each tools step (`tools`, taken
+    before the next model call). Each snapshot is handed to `on_snapshot(label, state)`; inside a
+    server turn the last snapshot of each label is also kept in `session.state["snapshots"]`.
+
+    With `send_snapshots=True` each snapshot also goes to the client, as a `session_info_update`
+    whose `_meta` holds it under `acpkit.snapshot` (a client that does not know the key sees an
+    update with nothing to show):
+
+    ```json
+    {"sessionUpdate": "session_info_update",
+     "_meta": {"acpkit.snapshot": {"label": "model", "step": 2, "threadId": "...", "state": {"messages": [...]}}}}
+    ```
+
+    `step` counts the snapshots of the run from 1; `state` is `serialize_state`'s output
+    (messages as LangChain message dicts).
     """
 
     state_schema = AcpSessionState
@@ -133,6 +156,7 @@ class AcpSessionMiddleware(AgentMiddleware[AcpSessionState, Any, Any]):
         *,
         snapshots: SnapshotMode = "none",
         on_snapshot: Callable[[str, dict[str, Any]], None] | None = None,
+        send_snapshots: bool = False,
     ) -> None:
         """Configure snapshots (`none` by default)."""
         super().__init__()
@@ -140,22 +164,41 @@ class AcpSessionMiddleware(AgentMiddleware[AcpSessionState, Any, Any]):
         """Which snapshots to take."""
         self.on_snapshot = on_snapshot
         """Receives each snapshot."""
+        self.send_snapshots = send_snapshots
+        """Send each snapshot to the client as a `session_info_update` with `_meta`."""
+        self._steps: dict[str, int] = {}
 
-    def _snapshot(self, label: Literal["initial", "final"], state: AcpSessionState) -> None:
-        if self.snapshots not in (label, "all"):
+    def _wanted(self, label: SnapshotLabel) -> bool:
+        if self.snapshots == "all":
+            return True
+        return self.snapshots == label
+
+    async def _snapshot(self, label: SnapshotLabel, state: AcpSessionState) -> None:
+        if not self._wanted(label):
             return
         data = serialize_state(state)
+        thread_id = _thread_id()
+        step = self._steps[thread_id] = 1 if label == "initial" else self._steps.get(thread_id, 0) + 1
+        if label == "final":
+            del self._steps[thread_id]
         if self.on_snapshot is not None:
             self.on_snapshot(label, data)
         binding = current_acp()
-        if binding is not None and binding.turn is not None:
+        if binding is None:
+            return
+        if binding.turn is not None:
             binding.turn.session.state.setdefault("snapshots", {})[label] = data
+        if self.send_snapshots and binding.send is not None:
+            payload = {"label": label, "step": step, "threadId": thread_id, "state": data}
+            await binding.send(
+                SessionInfoUpdate(session_update="session_info_update", field_meta={SNAPSHOT_META_KEY: payload})
+            )
 
     async def abefore_agent(self, state: AcpSessionState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Record the session fields (and the initial snapshot)."""
-        self._snapshot("initial", state)
+        await self._snapshot("initial", state)
         binding = current_acp()
-        thread_id = str(get_config().get("configurable", {}).get("thread_id", ""))
+        thread_id = _thread_id()
         update: dict[str, Any] = {}
         if binding is not None and binding.turn is not None:
             session = binding.turn.session
@@ -174,7 +217,26 @@ class AcpSessionMiddleware(AgentMiddleware[AcpSessionState, Any, Any]):
                 update["acp_turn"] = int(state.get("acp_turn", 0)) + 1
         return update or None
 
+    async def abefore_model(self, state: AcpSessionState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """After a tools step (the last message is a tool result): the `tools` snapshot."""
+        messages = state.get("messages") or []
+        if messages and isinstance(messages[-1], ToolMessage):
+            await self._snapshot("tools", state)
+        return None
+
+    async def aafter_model(self, state: AcpSessionState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """After a model response: the `model` snapshot."""
+        await self._snapshot("model", state)
+        return None
+
     async def aafter_agent(self, state: AcpSessionState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Take the final snapshot."""
-        self._snapshot("final", state)
+        await self._snapshot("final", state)
         return None
+
+
+def _thread_id() -> str:
+    try:
+        return str(get_config().get("configurable", {}).get("thread_id", ""))
+    except RuntimeError:
+        return ""
