@@ -18,7 +18,8 @@ pytestmark = pytest.mark.timeout(30)
 
 
 def test_public_api() -> None:
-    assert sorted(langchain_acp.__all__) == langchain_acp.__all__
+    # constants first, then the rest in order (ruff's isort-style sorting of `__all__`)
+    assert sorted(langchain_acp.__all__, key=lambda n: (not n.isupper(), n)) == langchain_acp.__all__
     for name in langchain_acp.__all__:
         assert getattr(langchain_acp, name) is not None
     for name in ("create_acp_agent", "run_acp", "render_prompt", "to_human_message", "AcpCallbackHandler"):

@@ -12,12 +12,17 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AudioContentBlock,
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
     CurrentModeUpdate,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
     PlanEntry,
+    ResourceContentBlock,
     SessionInfoUpdate,
     SessionNotification,
+    TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
@@ -31,7 +36,20 @@ from acp.schema import (
 from .runner import PlanItem, ToolCallContent, TurnUsage
 from .tool_calls import ToolCalls, json_object
 
-__all__ = ["Sender", "SessionUpdate", "TurnEmitter", "WireUpdate", "update_from_json", "update_to_json"]
+__all__ = [
+    "MessageBlock",
+    "Sender",
+    "SessionUpdate",
+    "TurnEmitter",
+    "WireUpdate",
+    "update_from_json",
+    "update_to_json",
+]
+
+MessageBlock: TypeAlias = (
+    TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
+)
+"""An ACP content block of an agent message."""
 
 SessionUpdate: TypeAlias = (
     UserMessageChunk
@@ -179,6 +197,16 @@ class TurnEmitter:
         for block in blocks:
             chunk = UserMessageChunk(session_update="user_message_chunk", content=block, message_id=mid)
             self.recorded.append(update_to_json(chunk))
+
+    async def message_block(self, block: MessageBlock) -> None:
+        """Stream a block of the answer that is not plain text (an image, a resource, annotated text).
+
+        It is sent as an `agent_message_chunk` of the current message (same `messageId` as its text).
+        """
+        await self.flush()
+        await self._emit(
+            AgentMessageChunk(session_update="agent_message_chunk", content=block, message_id=self._message_id("text"))
+        )
 
     async def agent_message(self, text: str) -> None:
         """Send a complete agent message of its own (errors, command output)."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ._agent import LangChainAcpOptions, create_acp_agent, create_runner, run_acp
 from ._ask import ask_user
-from ._callbacks import AcpCallbackHandler
+from ._callbacks import AcpCallbackHandler, ContentBlockMapper, SessionIdExtractor
 from ._content import (
     audio_block_to_content,
     embedded_resource_to_content,
@@ -77,6 +77,7 @@ __all__ = [
     "AcpSessionMiddleware",
     "AcpThinkingMiddleware",
     "AcpToolMiddleware",
+    "ContentBlockMapper",
     "GraphFactory",
     "LangChainAcpOptions",
     "LangGraphRunner",
@@ -86,6 +87,7 @@ __all__ = [
     "McpServerLike",
     "McpTools",
     "SessionContext",
+    "SessionIdExtractor",
     "SnapshotLabel",
     "SnapshotMode",
     "ask_user",

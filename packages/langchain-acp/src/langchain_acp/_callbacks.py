@@ -4,9 +4,15 @@ Attach it to any LangChain run (`create_agent(...).ainvoke(..., config={"callbac
 model tokens become `agent_message_chunk`, reasoning becomes `agent_thought_chunk`, and each tool
 run becomes a `tool_call` that goes `in_progress`, then `completed` or `failed` with its output.
 
-Give it an ACP connection and a session id (a hand-built server), or nothing: inside a turn run
-by [`LangGraphRunner`][langchain_acp.LangGraphRunner] it reports to that turn, through the
-same tool-call tracker the runner uses.
+Give it an ACP connection and a session id (a hand-built server), or a connection and a
+`session_id_extractor` that finds each run's session in its config, or nothing: inside a turn run
+by [`LangGraphRunner`][langchain_acp.LangGraphRunner] (or a `bind_connection` block) it
+reports to that turn, through the same tool-call tracker the runner uses. A `content_mapper`
+decides how a streamed chunk's content becomes ACP content blocks (by default its text).
+
+When a run it reports to on its own connection fails (a tool raised, the run was cancelled),
+every tool call the run left open is closed `failed`: a parallel call whose sibling raised never
+stays `in_progress`.
 """
 
 from __future__ import annotations
@@ -14,17 +20,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias, TypeVar, cast
 from uuid import UUID
 
-from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
-from acpkit_core.emitter import TurnEmitter, WireUpdate, update_from_json
+from acp.schema import (
+    AgentMessageChunk,
+    PermissionOption,
+    RequestPermissionResponse,
+    TextContentBlock,
+    ToolCallUpdate,
+    ToolKind,
+)
+from acpkit_core.emitter import MessageBlock, TurnEmitter, WireUpdate, update_from_json
 from acpkit_core.permissions import PermissionGate, PermissionPolicy, RememberedPermissions
 from acpkit_core.runner import PermissionDecision
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
@@ -34,7 +49,14 @@ from ._gate import AcpToolGate
 from ._threads import ThreadToolTwin, running_loop
 from ._tools import finish_call
 
-__all__ = ["AcpCallbackHandler", "SessionUpdater", "ThreadToolEvents"]
+__all__ = [
+    "LEFT_OPEN_TEXT",
+    "AcpCallbackHandler",
+    "ContentBlockMapper",
+    "SessionIdExtractor",
+    "SessionUpdater",
+    "ThreadToolEvents",
+]
 
 logger = logging.getLogger("langchain_acp")
 
@@ -42,6 +64,19 @@ _FORWARD_TIMEOUT_S = 30.0
 """How long a worker thread waits for its tool event to be reported before going on."""
 
 _T = TypeVar("_T")
+
+LEFT_OPEN_TEXT = "The run stopped before this tool call finished."
+"""The closing message of a tool call a hand-built run left open (its sibling raised, the run failed or stopped)."""
+
+ContentBlockMapper: TypeAlias = Callable[[str | list[str | dict[str, Any]]], Sequence[MessageBlock]]
+"""How a streamed chunk's content (a string or LangChain content blocks) becomes ACP content blocks.
+
+`langchain_acp.to_acp_blocks` keeps images, audio and files too; the default sends the text only.
+Reasoning is sent as `agent_thought_chunk` either way.
+"""
+
+SessionIdExtractor: TypeAlias = Callable[[RunnableConfig], "str | None"]
+"""Finds the ACP session id of a run in its config (`configurable`, and `metadata` with the event's metadata)."""
 
 
 class SessionUpdater(Protocol):
@@ -135,6 +170,8 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         cwd: str = ".",
         tool_kinds: Mapping[str, ToolKind] | None = None,
         stream_tokens: bool = True,
+        content_mapper: ContentBlockMapper | None = None,
+        session_id_extractor: SessionIdExtractor | None = None,
         binding: Binding | None = None,
     ) -> None:
         """Report to `conn` for `session_id`, or to the current ACP turn when no connection is given.
@@ -145,18 +182,40 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             cwd: The session's working directory (tool locations are resolved against it).
             tool_kinds: Per-tool overrides of the tool-kind classifier.
             stream_tokens: Send model tokens and reasoning (turn off when something else streams them).
+            content_mapper: How a streamed chunk's content becomes ACP content blocks (default: its text).
+            session_id_extractor: With `conn` and no `session_id`: finds each run's session id in the
+                run's config (for example `lambda config: config["configurable"].get("session_id")`),
+                so one handler serves every session of the connection.
             binding: Report to this binding (used by the runner).
         """
+        self._conn: SessionUpdater | None = None
         if conn is not None:
-            if session_id is None:
-                raise ValueError("AcpCallbackHandler(conn, session_id): a session id is needed with a connection")
-            binding = binding_for_connection(conn, session_id, cwd=cwd, tool_kinds=tool_kinds)
+            if session_id is not None:
+                binding = binding_for_connection(conn, session_id, cwd=cwd, tool_kinds=tool_kinds)
+            elif session_id_extractor is None:
+                raise ValueError(
+                    "AcpCallbackHandler(conn): give the session id (session_id=...) or how to find it in each "
+                    "run's config (session_id_extractor=...)"
+                )
+            else:
+                self._conn = conn
+        self._owns_binding = conn is not None
         self._binding = binding
         self.stream_tokens = stream_tokens
+        self.content_mapper = content_mapper
+        """How a chunk's content becomes ACP content blocks (`None`: its text)."""
+        self.session_id_extractor = session_id_extractor
+        """Finds a run's session id in its config (with a connection and no fixed session)."""
+        self._cwd, self._tool_kinds = cwd, tool_kinds
+        self._sessions: dict[str, Binding] = {}
+        self._run_bindings: dict[UUID, Binding] = {}
+        self._parents: dict[UUID, UUID | None] = {}
+        self._roots: dict[UUID, Binding] = {}
+        self._last: Binding | None = None
         self._tool_ids: dict[UUID, tuple[str, str]] = {}
         self._message_runs: set[UUID] = set()
         self._thread_events = ThreadToolEvents(self)
-        self._gate = AcpToolGate(lambda: self.binding)
+        self._gate = AcpToolGate(lambda: self.binding, resolve=self._event_binding)
         self._twin_registered = False
 
     def handlers(self) -> list[BaseCallbackHandler]:
@@ -195,8 +254,160 @@ class AcpCallbackHandler(AsyncCallbackHandler):
 
     @property
     def binding(self) -> Binding | None:
-        """Where updates go now: the fixed binding, else the current turn's."""
-        return self._binding or current_binding.get()
+        """Where updates go now: the fixed binding, else the current turn's (else the last run's, by session)."""
+        return self._binding or current_binding.get() or self._last
+
+    # --- which session a run reports to -------------------------------------------------------------
+
+    def _binding_for(self, run_id: UUID) -> Binding | None:
+        if self._conn is None:
+            return self._binding or current_binding.get()
+        return self._run_bindings.get(run_id)
+
+    def _event_binding(
+        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None
+    ) -> Binding | None:
+        """The binding of a run, found now (from its config) if it was not yet."""
+        if self._conn is not None and run_id not in self._run_bindings:
+            self._resolve(run_id, parent_run_id, metadata)
+        return self._binding_for(run_id)
+
+    def _session_binding(self, session_id: str) -> Binding:
+        binding = self._sessions.get(session_id)
+        if binding is None:
+            assert self._conn is not None
+            binding = self._sessions[session_id] = binding_for_connection(
+                self._conn, session_id, cwd=self._cwd, tool_kinds=self._tool_kinds
+            )
+        self._last = binding
+        return binding
+
+    def _resolve(self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None) -> None:
+        """Extractor mode: find the run's session (its config, else its parent run's) and remember it."""
+        if self._conn is None or self.session_id_extractor is None:
+            return
+        config = cast(RunnableConfig, dict(var_child_runnable_config.get() or {}))
+        config["metadata"] = {**(config.get("metadata") or {}), **(metadata or {})}
+        session_id = self.session_id_extractor(config)
+        if session_id:
+            binding: Binding | None = self._session_binding(session_id)
+        else:
+            binding = self._run_bindings.get(parent_run_id) if parent_run_id is not None else None
+        if binding is None:
+            logger.warning("langchain-acp: no ACP session id found for a run (session_id_extractor returned None)")
+            return
+        self._run_bindings[run_id] = binding
+        root = parent_run_id
+        while root is not None and self._parents.get(root) is not None:
+            root = self._parents[root]
+        if root is not None:
+            self._roots.setdefault(root, binding)
+
+    # --- runs ------------------------------------------------------------------------------------
+
+    async def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: dict[str, Any] | Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Extractor mode: remember the run's place in the tree (to close its calls if it fails)."""
+        if self._conn is not None:
+            self._parents[run_id] = parent_run_id
+
+    async def on_chain_end(
+        self,
+        outputs: dict[str, Any] | Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Forget the run."""
+        if self._conn is not None:
+            self._parents.pop(run_id, None)
+            self._roots.pop(run_id, None)
+
+    async def on_chain_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """The whole run failed (a tool raised, it was cancelled): close every tool call it left open."""
+        if self._conn is not None:
+            self._parents.pop(run_id, None)
+            root_binding = self._roots.pop(run_id, None)
+        else:
+            root_binding = self._binding if self._owns_binding else None
+        if parent_run_id is not None or root_binding is None or isinstance(error, GraphBubbleUp):
+            return
+        binding = root_binding
+        if binding.tools.open_ids():
+            await binding.run(lambda: binding.tools.close_open(LEFT_OPEN_TEXT))
+
+    async def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Extractor mode: find the model run's session."""
+        self._resolve(run_id, parent_run_id, metadata)
+
+    async def on_llm_start(
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Extractor mode: find the model run's session."""
+        self._resolve(run_id, parent_run_id, metadata)
+
+    async def on_llm_end(
+        self,
+        response: LLMResult,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Forget the model run."""
+        self._message_runs.discard(run_id)
+        self._run_bindings.pop(run_id, None)
+
+    async def on_llm_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Forget the model run."""
+        self._message_runs.discard(run_id)
+        self._run_bindings.pop(run_id, None)
 
     async def on_llm_new_token(
         self,
@@ -209,7 +420,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Model tokens -> `agent_message_chunk`; reasoning -> `agent_thought_chunk`."""
-        binding = self.binding
+        binding = self._binding_for(run_id)
         if binding is None or not self.stream_tokens:
             return
         if run_id not in self._message_runs:
@@ -218,14 +429,22 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         message = chunk.message if isinstance(chunk, ChatGenerationChunk) else None
         if isinstance(message, AIMessage | AIMessageChunk):
             text, reasoning = message_parts(message)
+            content: str | list[str | dict[str, Any]] = message.content
         else:
             text, reasoning = (token if isinstance(token, str) else ""), ""
+            content = token
+        mapper = self.content_mapper
+        blocks = list(mapper(content)) if mapper is not None else None
 
         async def send() -> None:
             if reasoning:
                 await binding.emit.thought(reasoning)
-            if text:
-                await binding.emit.text(text)
+            if blocks is None:
+                if text:
+                    await binding.emit.text(text)
+                return
+            for block in blocks:
+                await _send_block(binding, block)
 
         await binding.run(send)
 
@@ -242,7 +461,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """A tool starts: `tool_call` (if new) then `in_progress`."""
-        binding = self.binding
+        binding = self._event_binding(run_id, parent_run_id, metadata)
         if binding is None:
             return
         name = str(kwargs.get("name") or serialized.get("name") or "tool")
@@ -261,7 +480,8 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """A tool finished: `completed` (or `failed` for an error `ToolMessage`) with its output."""
-        binding = self.binding
+        binding = self._binding_for(run_id)
+        self._run_bindings.pop(run_id, None)
         found = self._tool_ids.pop(run_id, None)
         if binding is None or found is None:
             return
@@ -277,12 +497,25 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """A tool raised: `failed` with the error message (a graph interrupt is a pause, not a failure)."""
-        binding = self.binding
+        binding = self._binding_for(run_id)
+        self._run_bindings.pop(run_id, None)
         found = self._tool_ids.pop(run_id, None)
         if binding is None or found is None or isinstance(error, GraphBubbleUp):
             # An interrupt inside the tool (a subagent's approval) pauses it; it runs again on resume.
             return
         await binding.run(lambda: binding.tools.fail(found[0], f"Error: {error}", name=found[1]))
+
+
+async def _send_block(binding: Binding, block: MessageBlock) -> None:
+    """One mapped block of the answer: plain text through the token path, anything else as its own chunk."""
+    if isinstance(block, TextContentBlock) and block.annotations is None and block.field_meta is None:
+        await binding.emit.text(block.text)
+    elif isinstance(binding.emit, TurnEmitter):
+        await binding.emit.message_block(block)
+    elif binding.send is not None:
+        await binding.send(AgentMessageChunk(session_update="agent_message_chunk", content=block))
+    else:
+        logger.warning("langchain-acp: a %s block could not be sent (the emitter takes text only)", block.type)
 
 
 class ThreadToolEvents(ThreadToolTwin):
@@ -314,7 +547,8 @@ class ThreadToolEvents(ThreadToolTwin):
     def on_tool_start(
         self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kwargs: Any
     ) -> Coroutine[Any, Any, None] | None:
-        """Forward `on_tool_start`."""
+        """Forward `on_tool_start` (the run's session is found here, where its config is visible)."""
+        self._owner._event_binding(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))  # pyright: ignore[reportPrivateUsage]
         return self._forward(self._owner.on_tool_start(serialized, input_str, run_id=run_id, **kwargs))
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> Coroutine[Any, Any, None] | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import Any, TypeAlias, cast
 from uuid import UUID
 
 from acpkit_core.permissions import EditHook
@@ -40,7 +40,18 @@ from ._context import Binding, current_binding
 from ._history import NOT_RUN_TEXT
 from ._threads import ThreadToolTwin, running_loop
 
-__all__ = ["AcpToolGate", "ThreadToolGate", "ToolCallRefused", "authorize", "gated_graph", "refusal_text"]
+__all__ = [
+    "AcpToolGate",
+    "RunResolver",
+    "ThreadToolGate",
+    "ToolCallRefused",
+    "authorize",
+    "gated_graph",
+    "refusal_text",
+]
+
+RunResolver: TypeAlias = Callable[[UUID, UUID | None, Mapping[str, Any] | None], Binding | None]
+"""Finds the binding of one run from its id, its parent's and its metadata."""
 
 _Handler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
 _Wrapper = Callable[[ToolCallRequest, _Handler], Awaitable[ToolMessage | Command[Any]]]
@@ -137,10 +148,26 @@ class AcpToolGate(AsyncCallbackHandler):
     run_inline = True
     raise_error = True
 
-    def __init__(self, binding: Callable[[], Binding | None] = current_binding.get) -> None:
-        """Gate the tools of the binding `binding()` returns (by default the running turn's)."""
+    def __init__(
+        self, binding: Callable[[], Binding | None] = current_binding.get, *, resolve: RunResolver | None = None
+    ) -> None:
+        """Gate the tools of the binding `binding()` returns (by default the running turn's).
+
+        `resolve(run_id, parent_run_id, metadata)`, when given, finds the binding of each tool run
+        instead (a handler serving several sessions); `binding()` then only gives the event loop.
+        """
         self.binding = binding
-        """Returns the binding whose gate decides."""
+        """Returns the binding whose gate decides (and whose event loop runs it)."""
+        self.resolve = resolve
+        """Finds the binding of one tool run, when the runs of several sessions pass here."""
+
+    def binding_for(
+        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None
+    ) -> Binding | None:
+        """The binding of one tool run."""
+        if self.resolve is not None:
+            return self.resolve(run_id, parent_run_id, metadata)
+        return self.binding()
 
     @property
     def ignore_agent(self) -> bool:
@@ -184,7 +211,7 @@ class AcpToolGate(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Decide the call (unless already decided); raise `ToolCallRefused` when it may not run."""
-        binding = self.binding()
+        binding = self.binding_for(run_id, parent_run_id, metadata)
         if binding is None:
             return
         name = str(kwargs.get("name") or serialized.get("name") or "tool")
@@ -219,7 +246,8 @@ class ThreadToolGate(ThreadToolTwin):
 
     def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kwargs: Any) -> Any:
         """Run the gate on the binding's loop and wait for its decision."""
-        binding = self._owner.binding()
+        # Found here, in the tool's thread, where the run's config is visible; the loop's task cannot see it.
+        binding = self._owner.binding_for(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))
         loop = binding.loop if binding is not None else None
         coro = self._owner.on_tool_start(serialized, input_str, run_id=run_id, **kwargs)
         if loop is None or loop.is_closed() or not loop.is_running():

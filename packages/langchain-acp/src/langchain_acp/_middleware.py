@@ -12,7 +12,7 @@ from acpkit_core.host import ClientHost
 from acpkit_core.permissions import PermissionPolicy
 from langchain_core.tools import BaseTool
 
-from ._callbacks import SessionUpdater, binding_for_connection
+from ._callbacks import LEFT_OPEN_TEXT, SessionUpdater, binding_for_connection
 from ._context import Binding, current_binding
 
 __all__ = ["BoundConnection", "bind_connection", "client_host", "current_acp"]
@@ -32,9 +32,6 @@ def client_host() -> ClientHost:
     if binding is None or binding.turn is None:
         raise HostUnavailableError("client_host(): no ACP turn is running (call it from a tool of a served graph)")
     return binding.turn.host
-
-
-_LEFT_OPEN = "The run stopped before this tool call finished."
 
 
 class BoundConnection:
@@ -60,14 +57,14 @@ class BoundConnection:
         current_binding.reset(self._tokens.pop())
         loop = self.binding.loop
         if self.binding.tools.open_ids() and loop is not None and loop.is_running():
-            self._closing = loop.create_task(self.binding.tools.close_open(_LEFT_OPEN))
+            self._closing = loop.create_task(self.binding.tools.close_open(LEFT_OPEN_TEXT))
 
     async def __aenter__(self) -> Binding:
         return self.__enter__()
 
     async def __aexit__(self, *exc: object) -> None:
         current_binding.reset(self._tokens.pop())
-        await self.binding.tools.close_open(_LEFT_OPEN)
+        await self.binding.tools.close_open(LEFT_OPEN_TEXT)
 
 
 def bind_connection(

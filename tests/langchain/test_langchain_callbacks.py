@@ -1,0 +1,177 @@
+"""`AcpCallbackHandler` in a hand-built server: content-block mapper, session-id extractor, calls left open."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from acp.schema import AgentMessageChunk, Annotations, ImageContentBlock, TextContentBlock, ToolCallProgress
+from langchain.agents import create_agent
+from langchain_acp import AcpCallbackHandler, to_acp_blocks
+from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from lc_helpers import Call, FakeChatModel, Reply
+from lc_sdk_pipe import HandBuilt, connect_sdk_agent
+
+pytestmark = pytest.mark.timeout(30)
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+class PictureModel(FakeChatModel):
+    """Streams a text piece, then an image block, then more text."""
+
+    def _chunks(self, reply: Reply) -> Iterator[AIMessageChunk]:
+        yield AIMessageChunk(content=[{"type": "text", "text": "Here it is:"}])
+        yield AIMessageChunk(content=[{"type": "image", "base64": PNG, "mime_type": "image/png"}])
+        yield AIMessageChunk(content=" a dot.", chunk_position="last")
+
+
+def _chunks(updates: list[Any]) -> list[Any]:
+    return [u for u in updates if isinstance(u, AgentMessageChunk)]
+
+
+@pytest.mark.parametrize("mapper", ["default", "to_acp_blocks", "annotate"])
+async def test_content_block_mapper(mapper: str) -> None:
+    graph = create_agent(PictureModel(), tools=[])
+
+    def annotate(content: Any) -> list[Any]:
+        return [
+            TextContentBlock(type="text", text=b.text, annotations=Annotations(audience=["user"]))
+            for b in to_acp_blocks(content)
+            if isinstance(b, TextContentBlock)
+        ]
+
+    mappers: dict[str, Any] = {"default": None, "to_acp_blocks": to_acp_blocks, "annotate": annotate}
+
+    async def run(conn: Any, session_id: str, text: str) -> str:
+        handler = AcpCallbackHandler(conn, session_id, content_mapper=mappers[mapper])
+        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": handler.handlers()})
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("show me", session_id=sid)
+    chunks = _chunks(r.updates)
+    assert len({u.message_id for u in chunks}) == 1  # one message
+    contents = [u.content for u in chunks]
+    if mapper == "default":
+        assert [(b.type, b.text) for b in contents] == [("text", "Here it is:"), ("text", " a dot.")]
+    elif mapper == "to_acp_blocks":
+        assert [b.type for b in contents] == ["text", "image", "text"]
+        image = contents[1]
+        assert isinstance(image, ImageContentBlock) and (image.data, image.mime_type) == (PNG, "image/png")
+        assert r.text == "Here it is: a dot."
+    else:
+        assert [(b.text, b.annotations.audience) for b in contents] == [
+            ("Here it is:", ["user"]),
+            (" a dot.", ["user"]),
+        ]
+
+
+@tool
+def note(text: str) -> str:
+    """Notes something (sync: LangChain runs it in a worker thread)."""
+    return f"noted {text}"
+
+
+@tool
+async def echo(text: str) -> str:
+    """Echoes."""
+    return text
+
+
+def _by_session(config: RunnableConfig) -> str | None:
+    return config.get("configurable", {}).get("session_id")
+
+
+async def test_one_handler_for_every_session_with_a_session_id_extractor() -> None:
+    def script(n: int) -> list[Reply]:
+        return [
+            Reply(text=f"a{n}", calls=[Call("note", {"text": f"n{n}"}, f"n{n}"), Call("echo", {"text": "x"}, f"e{n}")]),
+            Reply(text=f"b{n}"),
+        ]
+
+    graphs = {
+        "s1": create_agent(FakeChatModel(script=script(1)), tools=[note, echo], checkpointer=InMemorySaver()),
+        "s2": create_agent(FakeChatModel(script=script(2)), tools=[note, echo], checkpointer=InMemorySaver()),
+    }
+    handlers: list[AcpCallbackHandler] = []
+
+    async def run(conn: Any, session_id: str, text: str) -> str:
+        if not handlers:  # one handler for the whole connection, made on the first prompt
+            handlers.append(AcpCallbackHandler(conn, session_id_extractor=_by_session))
+        config: RunnableConfig = {
+            "configurable": {"thread_id": f"thread-{session_id}", "session_id": session_id},
+            "callbacks": handlers[0].handlers(),
+        }
+        await graphs[session_id].ainvoke({"messages": [HumanMessage(content=text)]}, config)
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run)) as c:
+        await c.initialize()
+        s1, s2 = await c.new_session(), await c.new_session()
+        r1, r2 = await asyncio.gather(c.prompt("one", session_id=s1), c.prompt("two", session_id=s2))
+    assert (r1.text, r2.text) == ("a1b1", "a2b2")
+    assert set(r1.tool_calls) == {"n1", "e1"} and set(r2.tool_calls) == {"n2", "e2"}
+    for r, n in ((r1, 1), (r2, 2)):
+        assert r.tool_calls[f"n{n}"].statuses == ["pending", "in_progress", "completed"]
+        assert r.tool_calls[f"e{n}"].statuses == ["pending", "in_progress", "completed"]
+
+
+def test_a_connection_needs_a_session_id_or_an_extractor() -> None:
+    with pytest.raises(ValueError, match=r"session_id=\.\.\.\) or how to find it"):
+        AcpCallbackHandler(object())  # type: ignore[arg-type]
+
+
+@tool
+async def slow_ok() -> str:
+    """Finishes after a moment."""
+    await asyncio.sleep(0.3)
+    return "ok"
+
+
+@tool
+async def explode() -> str:
+    """Raises an unexpected error (not a ToolException: the tool node lets it through)."""
+    raise RuntimeError("kaboom")
+
+
+@pytest.mark.parametrize("how", ["session_id", "extractor"])
+async def test_handler_alone_closes_the_calls_a_failed_run_left_open(how: str) -> None:
+    """No `bind_connection`: the handler itself closes the sibling of a call that raised."""
+    graph = create_agent(
+        FakeChatModel(script=[Reply(calls=[Call("slow_ok", {}, "p1"), Call("explode", {}, "p2")])]),
+        tools=[slow_ok, explode],
+    )
+
+    async def run(conn: Any, session_id: str, text: str) -> str:
+        handler = (
+            AcpCallbackHandler(conn, session_id)
+            if how == "session_id"
+            else AcpCallbackHandler(conn, session_id_extractor=_by_session)
+        )
+        config: RunnableConfig = {"configurable": {"session_id": session_id}, "callbacks": handler.handlers()}
+        try:
+            await graph.ainvoke({"messages": [HumanMessage(content=text)]}, config)
+        except RuntimeError:
+            return "refusal"
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("parallel", session_id=sid)
+        await asyncio.sleep(0.5)  # the survivor's own end, arriving late, must not reopen anything
+        late = c.updates[sid][len(r.updates) :]
+    assert r.stop_reason == "refusal"
+    assert r.tool_calls["p2"].statuses == ["pending", "in_progress", "failed"]
+    assert r.tool_calls["p1"].statuses == ["pending", "in_progress", "failed"]
+    closing = [u for u in r.updates if isinstance(u, ToolCallProgress) and u.tool_call_id == "p1" and u.status]
+    assert closing[-1].raw_output == {"error": "The run stopped before this tool call finished."}
+    assert [u for u in late if getattr(u, "tool_call_id", None)] == []
