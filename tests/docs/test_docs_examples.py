@@ -8,7 +8,7 @@ The conventions (also in docs/contributing.md):
   block of the same page left (a walkthrough split in steps);
 - `<!-- docs: fragment -->`: the block is only compiled (a method body, a diff of an earlier example);
 - a block that serves over stdio (`run_acp(`, `run_stdio(`, `acp.run_agent(`) is started as a subprocess and must answer
-  `initialize` and `session/new` from the SDK client;
+  `initialize` and `session/new` from the SDK client; marked `continue`, it runs after the blocks it continues;
 - a block that leaves a name `acp_agent` must have built an `AcpAgent`.
 """
 
@@ -112,14 +112,24 @@ def test_doc_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert isinstance(namespace["acp_agent"], AcpAgent)
 
 
+def served_code(block: Block) -> str:
+    """The code a serving block runs: its own, after that of the blocks it continues (a walkthrough's steps)."""
+    page = [b for b in BLOCKS if b.page == block.page]
+    chain = [block]
+    while chain[0].marker == "continue":
+        chain.insert(0, page[chain[0].number - 2])
+    return "\n".join(b.code for b in chain)
+
+
 async def _serve(block: Block, tmp_path: Path) -> None:
     """Start the block as a script (after the preamble) and talk to it over stdio with the SDK client."""
+    code = served_code(block)
     preamble = (
         f"import sys\nsys.path.insert(0, {str(HERE)!r})\nimport docs_preamble\n"
-        f"docs_preamble.install(pydantic={'pydantic_ai' in block.code}, langchain={'langchain' in block.code})\n"
+        f"docs_preamble.install(pydantic={'pydantic_ai' in code}, langchain={'langchain' in code})\n"
     )
     script = tmp_path / "example.py"
-    script.write_text(preamble + block.code, encoding="utf-8")
+    script.write_text(preamble + code, encoding="utf-8")
     async with AcpTestClient.spawn(sys.executable, str(script), cwd=tmp_path) as client:
         try:
             init = await asyncio.wait_for(client.initialize(), 60)
