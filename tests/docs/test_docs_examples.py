@@ -85,7 +85,7 @@ _namespaces: dict[str, dict[str, Any]] = {}
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
 def test_doc_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code = _compile(block)  # every block, fragments included, is valid Python
+    _compile(block)  # every block, fragments included, is valid Python
     if block.marker == "fragment":
         return
     if SERVES.search(block.code):
@@ -98,18 +98,34 @@ def test_doc_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         sys.path.remove(str(HERE))
     docs_preamble.install(monkeypatch.setattr)
     monkeypatch.chdir(ROOT)  # as a reader in a clone: `examples/...` paths resolve
-    if block.marker == "continue":
-        previous = _namespaces.get(f"{block.page}:{block.number - 1}")
-        assert previous is not None, f"{block.id} continues {block.page}:{block.number - 1}, which did not run"
-        namespace = dict(previous)
-    else:
-        namespace = {"__name__": "docs_example"}
-    result = eval(code, namespace)
-    if inspect.iscoroutine(result):
-        asyncio.run(result)
+    namespace = _namespace_before(block)
+    _run(block, namespace)
     _namespaces[block.id] = namespace
     if "acp_agent" in namespace:
         assert isinstance(namespace["acp_agent"], AcpAgent)
+
+
+def _run(block: Block, namespace: dict[str, Any]) -> None:
+    result = eval(_compile(block), namespace)
+    if inspect.iscoroutine(result):
+        asyncio.run(result)
+
+
+def _namespace_before(block: Block) -> dict[str, Any]:
+    """A fresh namespace, or for a `continue` block a copy of the one the block before left.
+
+    Under pytest-xdist the block before may have run in another worker: it is then run here first.
+    """
+    if block.marker != "continue":
+        return {"__name__": "docs_example"}
+    before = [b for b in BLOCKS if b.page == block.page][block.number - 2]
+    if before.id not in _namespaces:
+        runs = before.marker != "fragment" and not SERVES.search(before.code)
+        assert runs, f"{block.id} continues {before.id}, which does not run"
+        namespace = _namespace_before(before)
+        _run(before, namespace)
+        _namespaces[before.id] = namespace
+    return dict(_namespaces[before.id])
 
 
 def served_code(block: Block) -> str:
