@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 from acp import RequestError
-from acp.schema import AgentMessageChunk, ImageContentBlock, SessionInfoUpdate, TextContentBlock, ToolCallProgress
+from acp.schema import (
+    AgentMessageChunk,
+    Annotations,
+    ImageContentBlock,
+    McpServerStdio,
+    SessionInfoUpdate,
+    TextContentBlock,
+    ToolCallProgress,
+)
 from acpkit_core.testing import AcpTestClient
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.e2e]
@@ -40,16 +48,20 @@ def walkthrough_code() -> str:
     section = text[text.index(SECTION) :]
     section = section[: section.index("\n### ")]
     blocks = [m.group("code") for m in FENCE.finditer(section)]
-    assert len(blocks) >= 4 and "acp.run_agent(NotesAgent())" in blocks[-1]
+    assert len(blocks) >= 4 and "acp.run_agent(NotesAgent()" in blocks[-1]
     return "\n".join(blocks)
 
 
-def _snapshot_labels(updates: list[Any]) -> list[str]:
+def _snapshots(updates: list[Any]) -> list[dict[str, Any]]:
     return [
-        u.field_meta["acpkit.snapshot"]["label"]
+        u.field_meta["acpkit.snapshot"]
         for u in updates
         if isinstance(u, SessionInfoUpdate) and u.field_meta and "acpkit.snapshot" in u.field_meta
     ]
+
+
+def _snapshot_labels(updates: list[Any]) -> list[str]:
+    return [s["label"] for s in _snapshots(updates)]
 
 
 def _final(updates: list[Any], tool_call_id: str) -> ToolCallProgress:
@@ -76,7 +88,7 @@ async def test_the_walkthrough_server_through_a_session(tmp_path: Path) -> None:
         # 1. a prompt with an image: the model sees both blocks; asks before deleting; results stay out
         tidy = await c.prompt(
             [
-                TextContentBlock(type="text", text="Tidy up the project"),
+                TextContentBlock(type="text", text="Tidy up the project", annotations=Annotations(priority=1.0)),
                 ImageContentBlock(type="image", data=PNG, mime_type="image/png"),
             ],
             session_id=sid,
@@ -91,8 +103,15 @@ async def test_the_walkthrough_server_through_a_session(tmp_path: Path) -> None:
         refused = await c.prompt("Delete old2.txt", session_id=sid)
         kept = (c.root / "old2.txt").exists()
 
+        # 4. a session with the editor's MCP servers, one of which cannot start
+        notes = McpServerStdio(name="notes", command=sys.executable, args=[str(HERE / "lc_mcp_server.py")], env=[])
+        ghost = McpServerStdio(name="ghost", command="/nonexistent/mcp-server", args=[], env=[])
+        mcp_sid = await c.new_session(mcp_servers=[notes, ghost])
+        shout = await c.prompt("Shout hi", session_id=mcp_sid)
+        await c.close_session(mcp_sid)
+
     assert tidy.stop_reason == "end_turn"
-    assert tidy.text == "Got text, image. Done."
+    assert tidy.text == "Got annotated text, image. Done."  # the model got both blocks, annotations kept
     assert [p.tool_call.tool_call_id for p in tidy.permission_requests] == ["d1"]
     assert tidy.tool_calls["r1"].statuses == ["pending", "in_progress", "completed"]
     assert tidy.tool_calls["d1"].statuses == ["pending", "in_progress", "completed"]
@@ -102,6 +121,8 @@ async def test_the_walkthrough_server_through_a_session(tmp_path: Path) -> None:
         assert (end.content, end.raw_output) == (None, None)
     assert "buy milk" not in str([u.model_dump() for u in tidy.updates if getattr(u, "tool_call_id", None)])
     assert _snapshot_labels(tidy.updates) == ["initial", "model", "tools", "model", "final"]
+    final_state = _snapshots(tidy.updates)[-1]["state"]
+    assert (final_state["acp_session_id"], final_state["acp_thread_id"], final_state["acp_turn"]) == (sid, sid, 1)
     assert all(isinstance(u.content, TextContentBlock) for u in tidy.updates if isinstance(u, AgentMessageChunk))
 
     assert failed.value.code == -32002
@@ -117,3 +138,9 @@ async def test_the_walkthrough_server_through_a_session(tmp_path: Path) -> None:
     assert refused.tool_calls["d3"].statuses == ["pending", "failed"]
     assert kept
     assert refused.text == "Done."
+
+    first = shout.updates[0]  # the failed server is told before anything else
+    assert isinstance(first, AgentMessageChunk) and isinstance(first.content, TextContentBlock)
+    assert first.content.text.startswith("MCP server 'ghost' (stdio) failed to start:")
+    assert shout.tool_calls["m1"].statuses == ["pending", "in_progress", "completed"]
+    assert shout.text.endswith("Done: HI!")
