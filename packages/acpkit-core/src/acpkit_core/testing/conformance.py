@@ -30,7 +30,7 @@ ignore it):
 |---|---|
 | `text` | answers exactly `Hello from the agent.` (in one or more chunks) |
 | `thought` | streams some reasoning (thought chunks), then answers `Done thinking.` |
-| `tool_ok` | calls tool `read_file` with `{"path": "notes.txt"}`, which succeeds, then answers anything |
+| `tool_ok` | calls tool `read_file` with `{"path": "notes.txt"}`, which succeeds, then answers anything (also run with a `tool_presentation` for `read_file`, which the runner must honour: report tool calls through `turn.tool_calls`) |
 | `tool_fail` | calls tool `read_file` with `{"path": "missing.txt"}`, which raises, then answers anything |
 | `permission` | calls tool `delete_file` with `{"path": "old.txt"}` (the policy in `options` asks first) |
 | `cancel_tool` | calls tool `slow_tool`, which waits 30 s (the test cancels while it runs) |
@@ -66,11 +66,19 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 from acp import RequestError
-from acp.schema import AgentMessageChunk, ImageContentBlock, ToolCallStart, UserMessageChunk
+from acp.schema import (
+    AgentMessageChunk,
+    ContentToolCallContent,
+    ImageContentBlock,
+    TextContentBlock,
+    ToolCallStart,
+    UserMessageChunk,
+)
 
 from ..auth import AgentMethod, Authentication, AuthRequest
 from ..config import AgentOptions
 from ..permissions import PermissionPolicy
+from ..presentation import ToolPresentation
 from ..server import AcpAgent
 from .client import AcpTestClient
 
@@ -173,6 +181,26 @@ class RunnerConformance:
         # the arguments in the call as the client holds it: in `tool_call`, or in a later update when
         # the runner announces the call as soon as the model names the tool
         assert call.raw_input == {"path": "notes.txt"}
+
+    async def test_tool_presentation(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        options = dataclasses.replace(
+            options,
+            tool_presentation={
+                "read_*": ToolPresentation(kind="search", title="Look at {path}", locations=("path",), output="code")
+            },
+        )
+        async with AcpTestClient.connect(agent_factory("tool_ok", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            (c.root / "notes.txt").write_text("remember the milk\n")
+            r = await c.prompt("Read notes.txt.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        (call,) = r.tool_calls.values()
+        assert (call.title, call.kind, call.status) == ("Look at notes.txt", "search", "completed")
+        assert call.locations == [(str(c.root / "notes.txt"), None)]
+        (output,) = call.content
+        assert isinstance(output, ContentToolCallContent) and isinstance(output.content, TextContentBlock)
+        assert output.content.text.startswith("```text\n") and output.content.text.endswith("\n```")
 
     async def test_tool_failed(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         async with AcpTestClient.connect(agent_factory("tool_fail", options)) as c:
