@@ -29,7 +29,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "langchain"))
-from fake_model import Call, FakeChatModel, Reply  # noqa: E402  (the LangChain tests' fake chat model)
+from fake_model import Call, FakeChatModel, Reply
 
 CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("e1", "edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 2"}),

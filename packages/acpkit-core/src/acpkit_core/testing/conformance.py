@@ -30,7 +30,7 @@ ignore it):
 |---|---|
 | `text` | answers exactly `Hello from the agent.` (in one or more chunks) |
 | `thought` | streams some reasoning (thought chunks), then answers `Done thinking.` |
-| `tool_ok` | calls tool `read_file` with `{"path": "notes.txt"}`, which succeeds, then answers anything (also run with a `tool_presentation` for `read_file`, which the runner must honour: report tool calls through `turn.tool_calls`) |
+| `tool_ok` | calls tool `read_file` with `{"path": "notes.txt"}`, which succeeds, then answers anything |
 | `tool_fail` | calls tool `read_file` with `{"path": "missing.txt"}`, which raises, then answers anything |
 | `permission` | calls tool `delete_file` with `{"path": "old.txt"}` (the policy in `options` asks first) |
 | `cancel_tool` | calls tool `slow_tool`, which waits 30 s (the test cancels while it runs) |
@@ -44,6 +44,10 @@ there is none. Two scenarios need nothing of the runner but to pass `options` th
 behind a required authentication method: sessions answer -32000 until `authenticate` succeeds) and
 the `question` variants (asked by elicitation, by the permission fallback, and cancelled while
 open), which check that the adapter's hook reaches the server's turn.
+
+`tool_ok` also runs with a `tool_presentation` for `read_file` in `options` (a title template, a
+kind, locations, code output), which the runner must honour: report tool calls through
+`turn.tool_calls`, not with the emitter's raw `tool_call` methods.
 
 `memory` runs turn 2 on a *new* agent (a fresh `agent_factory("memory", options)` sharing the
 same SQLite file) after `session/load`, which checks that history survives a restart.
