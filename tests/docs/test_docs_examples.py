@@ -20,6 +20,7 @@ import inspect
 import re
 import sys
 import textwrap
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,12 @@ def test_doc_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         namespace = dict(previous)
     else:
         namespace = {"__name__": "docs_example"}
+    # The block's globals are a module's, as when a reader runs the file: `dataclasses` looks the
+    # class's module up to read its (string) annotations.
+    module = types.ModuleType("docs_example")
+    module.__dict__.update(namespace)
+    namespace = module.__dict__
+    monkeypatch.setitem(sys.modules, "docs_example", module)
     result = eval(code, namespace)
     if inspect.iscoroutine(result):
         asyncio.run(result)
