@@ -21,6 +21,7 @@ from acp.schema import FileEditToolCallContent, ResourceContentBlock, ToolCallPr
 from acpkit_core import AcpAgent
 from acpkit_core.config import STANDARD_MODES
 from acpkit_core.errors import UserError
+from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.presentation import TOOL_PRESETS, ToolCallView, ToolPresentation
 from acpkit_core.testing import AcpTestClient
 from acpkit_core.testing.results import ToolCallState, fold_tool_calls
@@ -233,3 +234,19 @@ async def test_a_presented_kind_is_the_kind_the_modes_see(adapter: str, tmp_path
 def test_a_bad_presentation_is_refused_when_the_agent_is_built(adapter: str, tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"tool_presentation\['bash'\]: expected a ToolPresentation, got str"):
         ADAPTERS[adapter](str(tmp_path), tool_presentation={"bash": "terminal"})
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+async def test_a_permission_question_shows_the_presented_title(adapter: str, tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("def f():\n    return 1\n")
+    agent = ADAPTERS[adapter](
+        str(tmp_path),
+        tool_presentation={"run_*": ToolPresentation(title="Query {table}")},
+        permission_policy=PermissionPolicy(ask=("run_sql",)),
+    )
+    async with AcpTestClient.connect(agent, root=tmp_path, permission_answers=["reject_once"]) as c:
+        await c.initialize()
+        r = await c.prompt("Go.", session_id=await c.new_session())
+    (question,) = r.permission_requests
+    assert (question.tool_call.tool_call_id, question.tool_call.title) == ("s1", "Query users")
+    assert r.tool_calls["s1"].status == "failed"

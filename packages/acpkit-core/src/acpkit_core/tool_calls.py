@@ -246,6 +246,17 @@ class ToolCalls:
         """Ids of the calls of this turn whose tool never began to run (refused, cancelled, never reached)."""
         return [i for i, c in self.calls.items() if not c.started and not c.hidden]
 
+    def title_for(self, name: str, args: Mapping[str, Any] | None = None) -> str:
+        """The title a call of `name` with `args` is shown with (its presentation's, else the default).
+
+        A permission question about a call uses it, so the question and the card agree.
+        """
+        title = None
+        presentation = self._presentation(name)
+        if presentation is not None and self.presenter is not None:
+            title = self.presenter.title(presentation, name, args)
+        return title or tool_title(name, args, kind=self.classifier.classify_tool(name, args), cwd=self.cwd)
+
     def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
         """`(id, name, args)` of the calls shown but not started (for example waiting for an approval)."""
         return [
