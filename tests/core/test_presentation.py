@@ -75,7 +75,7 @@ async def test_a_write_diffs_against_the_current_text_a_new_file_or_nothing() ->
 
 
 async def test_an_edit_diffs_the_whole_file_or_the_replaced_text() -> None:
-    files = {"/work/app/m.py": "a = 1\nb = 1\n"}
+    files: dict[str, str | None] = {"/work/app/m.py": "a = 1\nb = 1\n"}
     calls, sent = _calls(dict(TOOL_PRESETS), files=files)
     await calls.announce("1", "edit_file", {"file_path": "m.py", "old_string": "1", "new_string": "2"})
     await calls.announce("2", "edit_file", {"filePath": "m.py", "oldString": "1", "newString": "2", "replaceAll": True})

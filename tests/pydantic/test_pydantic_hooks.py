@@ -45,18 +45,18 @@ def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[ToolCallPart("scan", {"table": "users"}, tool_call_id="scan-1")])
 
 
-def build() -> Agent[None, str]:
-    hooks = Hooks[None]()
+def build() -> Agent[object, str]:
+    hooks = Hooks[object]()
 
     @hooks.on.before_model_request
-    async def announce(ctx: RunContext[None], request_context: ModelRequestContext) -> ModelRequestContext:
+    async def announce(ctx: RunContext[object], request_context: ModelRequestContext) -> ModelRequestContext:
         await ctx.emit(RequestSent(messages=len(request_context.messages)))
         return request_context
 
     agent = Agent(FunctionModel(reply), capabilities=[ProcessHistory(summarize), hooks])
 
     @agent.tool
-    async def scan(ctx: RunContext[None], table: str) -> str:
+    async def scan(ctx: RunContext[object], table: str) -> str:
         """Scan a table."""
         await ctx.emit(RowsScanned(rows=3))
         return "3 rows"

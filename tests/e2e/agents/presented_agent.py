@@ -34,7 +34,7 @@ agent = Agent(FunctionModel(stream_function=stream), name="presented-agent")
 
 
 @agent.tool
-async def write_file(ctx: RunContext[None], path: str, content: str) -> str:
+async def write_file(ctx: RunContext[object], path: str, content: str) -> str:
     """Write a file of the project."""
     with open(os.path.join(os.getcwd(), path), "w", encoding="utf-8") as file:
         file.write(content)
