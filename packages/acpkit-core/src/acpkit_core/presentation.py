@@ -52,6 +52,7 @@ __all__ = [
     "ToolCallView",
     "ToolPresentation",
     "ToolPresenter",
+    "disk_reader",
     "edit_file_tool",
     "kind_overrides",
     "presentation_for",
@@ -219,6 +220,30 @@ ReadText = Callable[[str], Awaitable["str | None"]]
 
 _DIFF_LIMIT = 1_000_000
 _TITLE_LIMIT = 80
+
+
+def disk_reader(*roots: str) -> ReadText:
+    """A [`ReadText`][acpkit_core.presentation.ReadText] reading this machine's disk, inside `roots` only.
+
+    For runners without a client connection to read through (a server turn reads through the
+    client, so unsaved buffers count). A path outside `roots` raises `PermissionError`; a missing
+    file reads as `None`.
+    """
+    bases = [os.path.realpath(root) for root in roots]
+
+    async def read(path: str) -> str | None:
+        real = os.path.realpath(path)
+        if not any(real == base or real.startswith(base.rstrip(os.sep) + os.sep) for base in bases):
+            raise PermissionError(f"{path} is outside {', '.join(roots)}")
+        try:
+            with open(real, encoding="utf-8", errors="replace") as file:
+                return file.read(_DIFF_LIMIT + 1)
+        except FileNotFoundError:
+            return None
+
+    return read
+
+
 _RESULTS_LIMIT = 50
 
 

@@ -21,6 +21,13 @@ from uuid import UUID
 from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
 from acpkit_core.emitter import TurnEmitter, WireUpdate, update_from_json
 from acpkit_core.permissions import PermissionGate, PermissionPolicy, RememberedPermissions
+from acpkit_core.presentation import (
+    ToolPresentation,
+    ToolPresenter,
+    disk_reader,
+    kind_overrides,
+    validate_presentation,
+)
 from acpkit_core.runner import PermissionDecision
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -64,6 +71,7 @@ def binding_for_connection(
     tool_kinds: Mapping[str, ToolKind] | None = None,
     mcp_tools: Sequence[BaseTool] = (),
     permission_policy: PermissionPolicy | None = None,
+    tool_presentation: Mapping[str, ToolPresentation] | None = None,
 ) -> Binding:
     """A binding that sends updates for `session_id` over an ACP connection, with its own permission gate."""
 
@@ -92,7 +100,10 @@ def binding_for_connection(
     )
     gate.store, gate.session_id = remembered, session_id
     tracker = emitter.tool_calls
-    tracker.classifier, tracker.cwd = StaticClassifier(cwd, tool_kinds), cwd
+    tracker.classifier, tracker.cwd = StaticClassifier(cwd, kind_overrides(tool_kinds or {}, tool_presentation)), cwd
+    if tool_presentation:
+        validate_presentation(tool_presentation)
+        tracker.presenter = ToolPresenter(tool_presentation, cwd=cwd, read_text=disk_reader(cwd))
     return Binding(
         emit=emitter,
         tools=tracker,
@@ -134,6 +145,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         *,
         cwd: str = ".",
         tool_kinds: Mapping[str, ToolKind] | None = None,
+        tool_presentation: Mapping[str, ToolPresentation] | None = None,
         stream_tokens: bool = True,
         binding: Binding | None = None,
     ) -> None:
@@ -144,13 +156,17 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             session_id: The ACP session the updates belong to.
             cwd: The session's working directory (tool locations are resolved against it).
             tool_kinds: Per-tool overrides of the tool-kind classifier.
+            tool_presentation: How tool calls are shown, by tool name or pattern (`acpkit_core.presentation`;
+                diffs read the old text from this machine's disk, under `cwd`).
             stream_tokens: Send model tokens and reasoning (turn off when something else streams them).
             binding: Report to this binding (used by the runner).
         """
         if conn is not None:
             if session_id is None:
                 raise ValueError("AcpCallbackHandler(conn, session_id): a session id is needed with a connection")
-            binding = binding_for_connection(conn, session_id, cwd=cwd, tool_kinds=tool_kinds)
+            binding = binding_for_connection(
+                conn, session_id, cwd=cwd, tool_kinds=tool_kinds, tool_presentation=tool_presentation
+            )
         self._binding = binding
         self.stream_tokens = stream_tokens
         self._tool_ids: dict[UUID, tuple[str, str]] = {}
