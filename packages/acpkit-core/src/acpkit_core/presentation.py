@@ -152,7 +152,10 @@ class ToolPresentation:
     content: ContentFunction | None = None
     """More content computed from the arguments, shown from the moment the call is announced."""
     output: OutputStyle | OutputFunction = "text"
-    """How the result is shown: a style, or a function `(call, raw output) -> content` (`None`: `text`)."""
+    """How the result is shown: a style, or a function `(call, raw output) -> content` (returning `None`
+    keeps `text`). The raw output is what the adapter reports as `rawOutput` before it is wrapped in an
+    object: the tool's return value in pydantic-ai (its text when it is not JSON), the `ToolMessage`
+    content in LangChain (usually text). A failed call always shows its error as text."""
 
     def __post_init__(self) -> None:
         if self.kind is not None and self.kind not in _KINDS:
