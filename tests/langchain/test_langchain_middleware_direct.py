@@ -74,3 +74,15 @@ async def test_a_bound_connection_presents_tool_calls(tmp_path: Any) -> None:
     shown = next(u for u in updates if u.content)
     assert shown.content == [diff] and shown.status != "in_progress"  # shown before the tool ran
     assert [u.kind for u in updates if u.kind] == ["edit"]
+
+
+async def test_a_bound_connection_s_kind_overrides_reach_the_mode_filter() -> None:
+    from acpkit_core.presentation import ToolPresentation
+
+    modes = AcpModeMiddleware(default_mode="readonly")
+    model = FakeChatModel(script=[Reply(text="ok")])
+    graph = create_agent(model, tools=[delete_file], middleware=[modes])
+    presentation = {"delete_*": ToolPresentation(kind="read")}
+    async with bind_connection(Recorder(), "s1", tool_presentation=presentation):
+        await graph.ainvoke({"messages": [HumanMessage(content="go")]})
+    assert model.bound_tools[-1] == ["delete_file"]  # `read` by its presentation: visible in readonly
