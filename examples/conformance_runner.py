@@ -12,8 +12,10 @@ Each scenario gets a runner scripted for it, as a real adapter would script its 
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
+from acp.helpers import text_block, tool_content
 from acpkit_core import AcpAgent
 from acpkit_core.config import AgentOptions
 from acpkit_core.ir import Text
@@ -28,21 +30,27 @@ class ScenarioRunner:
         self.scenario = scenario
 
     async def _tool(self, turn: Turn, name: str, args: dict[str, str], work: float | None = None) -> None:
-        kind = turn.classify_tool(name, args)
+        # Tool calls go through `turn.tool_calls`: it sends each transition once, in order, with the
+        # kind, title, locations and content the developer's `tool_presentation` asks for.
+        calls = turn.tool_calls
         call_id = f"{name}-{len(turn.session.state.get('history', []))}"
-        await turn.emit.tool_call(call_id, title=name, kind=kind, raw_input=args, locations=turn.tool_locations(args))
-        if turn.needs_permission(name, kind):
-            decision = await turn.request_permission(call_id, tool_name=name, title=name, kind=kind, raw_input=args)
+        record = await calls.announce(call_id, name, args)
+        if turn.needs_permission(name, record.kind):
+            decision = await turn.request_permission(
+                call_id, tool_name=name, title=record.title, kind=record.kind, raw_input=args
+            )
             if not decision.allowed:
-                await turn.emit.tool_call_update(call_id, status="failed", raw_output="rejected")
+                await calls.fail(call_id, "rejected")
                 return
-        await turn.emit.tool_call_update(call_id, status="in_progress")
+        await calls.start(call_id)
         if work is not None:
             await asyncio.sleep(work)  # left open on purpose: the server must close it when cancelled
         if args.get("path") == "missing.txt":
-            await turn.emit.tool_call_update(call_id, status="failed", raw_output="FileNotFoundError: missing.txt")
+            await calls.fail(call_id, "FileNotFoundError: missing.txt")
         else:
-            await turn.emit.tool_call_update(call_id, status="completed", raw_output="ok")
+            path = os.path.join(turn.session.cwd, args.get("path", ""))
+            output = await turn.host.read_text_file(path) if name == "read_file" else "ok"
+            await calls.finish(call_id, content=[tool_content(text_block(output))], raw_output=output)
 
     async def run_turn(self, turn: Turn) -> StopReason:
         text = "".join(p.text for p in turn.prompt if isinstance(p, Text))

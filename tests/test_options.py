@@ -26,6 +26,7 @@ from acpkit_core.config import (
 from acpkit_core.errors import UserError
 from acpkit_core.extensions import Extensions
 from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.presentation import shell_tool
 from acpkit_core.runner import StopReason, Turn
 from acpkit_core.store import MemoryStore
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -61,6 +62,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "commands": ((Command(name="ping", description="p", handler=_noop),), tuple),
     "permission_policy": (PermissionPolicy(ask=("delete_*",)), lambda v: v),
     "tool_kinds": ({"lookup": "search"}, dict),
+    "tool_presentation": ({"run_*": shell_tool()}, dict),
     "coalesce_ms": (5.0, lambda v: v),
     "allowed_paths": (("/tmp",), tuple),
     "context_window": (200_000, lambda v: v),

@@ -26,6 +26,7 @@ def test_the_required_scenarios_are_the_suite() -> None:
         "test_thought",
         "test_tool_completed",
         "test_tool_failed",
+        "test_tool_presentation",
         "test_permission",
         "test_cancel_mid_tool",
         "test_load_after_restart",
@@ -75,4 +76,4 @@ def test_a_third_party_pytest_run_uses_the_suite(tmp_path: Path) -> None:
         env=env,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "13 passed" in result.stdout
+    assert "14 passed" in result.stdout

@@ -20,6 +20,7 @@ import inspect
 import re
 import sys
 import textwrap
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,17 +99,27 @@ def test_doc_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         sys.path.remove(str(HERE))
     docs_preamble.install(monkeypatch.setattr)
     monkeypatch.chdir(ROOT)  # as a reader in a clone: `examples/...` paths resolve
-    namespace = _namespace_before(block)
-    _run(block, namespace)
+    # `_run` registers each block as the module `docs_example`; restore sys.modules afterwards.
+    monkeypatch.setitem(sys.modules, "docs_example", types.ModuleType("docs_example"))
+    namespace = _run(block, _namespace_before(block))
     _namespaces[block.id] = namespace
     if "acp_agent" in namespace:
         assert isinstance(namespace["acp_agent"], AcpAgent)
 
 
-def _run(block: Block, namespace: dict[str, Any]) -> None:
-    result = eval(_compile(block), namespace)
+def _run(block: Block, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Run the block with `namespace` as its globals; returns the globals it left.
+
+    The globals are a module's, as when a reader runs the file: `dataclasses` looks the class's
+    module up in `sys.modules` to read its (string) annotations.
+    """
+    module = types.ModuleType("docs_example")
+    module.__dict__.update(namespace)
+    sys.modules["docs_example"] = module
+    result = eval(_compile(block), module.__dict__)
     if inspect.iscoroutine(result):
         asyncio.run(result)
+    return module.__dict__
 
 
 def _namespace_before(block: Block) -> dict[str, Any]:
@@ -122,9 +133,7 @@ def _namespace_before(block: Block) -> dict[str, Any]:
     if before.id not in _namespaces:
         runs = before.marker != "fragment" and not SERVES.search(before.code)
         assert runs, f"{block.id} continues {before.id}, which does not run"
-        namespace = _namespace_before(before)
-        _run(before, namespace)
-        _namespaces[before.id] = namespace
+        _namespaces[before.id] = _run(before, _namespace_before(before))
     return dict(_namespaces[before.id])
 
 

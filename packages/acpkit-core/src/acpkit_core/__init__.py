@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .ir import Binary, ContextRef, Link, Part, Prompt, Text
     from .local_host import LocalClientHost
     from .permissions import EditHook, PermissionPolicy, RememberedPermissions, effective_decision
+    from .presentation import TOOL_PRESETS, ToolPresentation
     from .prompt import context_wrapper, link_label, parse_prompt, prompt_text, resource_description
     from .runner import (
         ClientInfo,
@@ -77,6 +78,7 @@ __all__ = [
     "STANDARD_MODES",
     "THINKING_LEVELS",
     "THINKING_OPTION",
+    "TOOL_PRESETS",
     "AcpAgent",
     "AcpKitError",
     "Adapter",
@@ -134,6 +136,7 @@ __all__ = [
     "ThinkingLevel",
     "ToolInfo",
     "ToolLister",
+    "ToolPresentation",
     "Turn",
     "TurnEmitter",
     "TurnUsage",
@@ -223,6 +226,7 @@ _HOMES: dict[str, str] = {
         ],
         "runner",
     ),
+    **dict.fromkeys(["TOOL_PRESETS", "ToolPresentation"], "presentation"),
     **dict.fromkeys(["AcpAgent", "run_stdio", "serve_stdio"], "server"),
     **dict.fromkeys(["stop_reason_from_finish"], "stop"),
     **dict.fromkeys(["MemoryStore", "SessionStore", "SqliteStore", "default_store_path"], "store"),

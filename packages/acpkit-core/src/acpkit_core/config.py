@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .auth import Authentication
     from .extensions import Extensions
     from .permissions import PermissionPolicy
+    from .presentation import ToolPresentation
     from .store import SessionStore
 
 __all__ = [
@@ -199,6 +200,11 @@ class AgentOptions:
     pattern or kind."""
     tool_kinds: Mapping[str, ToolKind] = field(default_factory=dict[str, ToolKind])
     """Per-tool overrides of the tool-kind classifier (`{"lookup": "search", "mcp__db__*": "read"}`)."""
+    tool_presentation: Mapping[str, ToolPresentation] = field(default_factory=dict[str, "ToolPresentation"])
+    """How tool calls are shown, by tool name or glob pattern: title, kind, locations, a diff from the
+    arguments, the output as code, a terminal or search results (`{"run_sql": ToolPresentation(...)}`;
+    `TOOL_PRESETS` covers common file, shell and web tools). See
+    [`acpkit_core.presentation`][acpkit_core.presentation]."""
     coalesce_ms: float = 0.0
     """Merge text/thought deltas arriving within this window into one chunk (0: off)."""
     allowed_paths: Sequence[str] = ()
@@ -248,6 +254,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     commands: Sequence[Command]
     permission_policy: PermissionPolicy | None
     tool_kinds: Mapping[str, ToolKind]
+    tool_presentation: Mapping[str, ToolPresentation]
     coalesce_ms: float
     allowed_paths: Sequence[str]
     context_window: int | None

@@ -13,6 +13,10 @@ open. Its transitions:
 | `finish` | `tool_call_update` `completed` or `failed`: content, `rawOutput` (the status only when `output_hidden`) |
 | `close_open` (cancel, error, end of turn) | `tool_call_update` `failed` for every call not finished |
 
+With a [`ToolPresenter`][acpkit_core.presentation.ToolPresenter] (the `tool_presentation` option,
+set by the server on every turn), a tool's presentation decides the title, locations and content of
+its `tool_call` and how the output of its final update is shown.
+
 A transition that was already made, or would go backwards (`in_progress` after `completed`), is
 not sent. `rawInput` and `rawOutput` are always JSON objects on the wire
 ([`json_object`][acpkit_core.tool_calls.json_object], applied by the emitter to every tool-call
@@ -28,8 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from acp.helpers import text_block, tool_content
-from acp.schema import ToolCallStatus, ToolKind
+from acp.schema import FileEditToolCallContent, ToolCallStatus, ToolKind
 
+from .presentation import ToolPresentation, ToolPresenter
 from .runner import ToolCallContent
 from .tools import classify_tool, tool_locations, tool_title
 
@@ -166,6 +171,8 @@ class ToolCallRecord:
     output_hidden: bool = False
     """The finishing update carries the status only: no tool output as content, no `rawOutput`
     (set by a runner whose user asked to keep tool results out of the updates)."""
+    locations: list[tuple[str, int | None]] = field(default_factory=list[tuple[str, int | None]])
+    """The locations sent with the call."""
 
     @property
     def finished(self) -> bool:
@@ -220,6 +227,8 @@ class ToolCalls:
         """The session's working directory (paths in titles are shown relative to it)."""
         self.calls: dict[str, ToolCallRecord] = {}
         """Every tool call of the turn, by id, in the order they were announced."""
+        self.presenter: ToolPresenter | None = None
+        """Per-tool presentation (the `tool_presentation` option); `None`: the defaults."""
         self._lock = asyncio.Lock()
 
     # --- queries ----------------------------------------------------------------------------------
@@ -239,6 +248,17 @@ class ToolCalls:
     def unstarted_ids(self) -> list[str]:
         """Ids of the calls of this turn whose tool never began to run (refused, cancelled, never reached)."""
         return [i for i, c in self.calls.items() if not c.started and not c.hidden]
+
+    def title_for(self, name: str, args: Mapping[str, Any] | None = None) -> str:
+        """The title a call of `name` with `args` is shown with (its presentation's, else the default).
+
+        A permission question about a call uses it, so the question and the card agree.
+        """
+        title = None
+        presentation = self._presentation(name)
+        if presentation is not None and self.presenter is not None:
+            title = self.presenter.title(presentation, name, args)
+        return title or tool_title(name, args, kind=self.classifier.classify_tool(name, args), cwd=self.cwd)
 
     def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
         """`(id, name, args)` of the calls shown but not started (for example waiting for an approval)."""
@@ -279,43 +299,70 @@ class ToolCalls:
         parsed = parse_args(args)
         record = self.calls.get(tool_call_id)
         if record is None:
-            kind = self.classifier.classify_tool(name, parsed)
             record = self.calls[tool_call_id] = ToolCallRecord(
-                id=tool_call_id,
-                name=name,
-                args=parsed,
-                kind=kind,
-                title=tool_title(name, parsed, kind=kind, cwd=self.cwd),
-                hidden=hidden,
-                partial=partial,
+                id=tool_call_id, name=name, args=parsed, hidden=hidden, partial=partial
             )
+            await self._present(record, partial=partial)
             if not hidden:
                 await self._emit.send_tool_call(
                     tool_call_id,
                     title=record.title,
-                    kind=kind,
+                    kind=record.kind,
                     status="pending",
                     raw_input=parsed if parsed or not partial else None,
-                    locations=self.classifier.tool_locations(parsed) if parsed else (),
+                    locations=record.locations,
+                    content=record.content,
                     meta=meta,
                 )
             return record
+        completed = record.partial and not partial  # the arguments are final now
         if not partial:
             record.partial = False
-        if record.status != "pending" or parsed is None or parsed == record.args:
+        if record.status != "pending" or parsed is None:
+            return record
+        if parsed == record.args:
+            if completed and self._presentation(record.name) is not None:
+                await self._complete(record)  # content shown only once the arguments are final
             return record
         record.args = parsed
-        record.kind = self.classifier.classify_tool(record.name, parsed)
-        record.title = tool_title(record.name, parsed, kind=record.kind, cwd=self.cwd)
+        shown = list(record.content)
+        await self._present(record, partial=partial)
         if not record.hidden:
             await self._emit.send_tool_call_update(
                 tool_call_id,
                 title=record.title,
                 kind=record.kind,
                 raw_input=parsed,
-                locations=self.classifier.tool_locations(parsed) or None,
+                locations=record.locations or None,
+                content=record.content if record.content != shown else None,
             )
         return record
+
+    async def _complete(self, record: ToolCallRecord) -> None:
+        shown = list(record.content)
+        await self._present(record, partial=False)
+        if not record.hidden and record.content != shown:
+            await self._emit.send_tool_call_update(record.id, content=record.content)
+
+    def _presentation(self, name: str) -> ToolPresentation | None:
+        return self.presenter.find(name) if self.presenter is not None else None
+
+    async def _present(self, record: ToolCallRecord, *, partial: bool) -> None:
+        """Kind, title, locations and (complete arguments only) content of a pending call."""
+        name, args = record.name, record.args
+        record.kind = self.classifier.classify_tool(name, args)
+        presentation = self._presentation(name)
+        presenter = self.presenter
+        title = locations = None
+        if presentation is not None and presenter is not None:
+            title = presenter.title(presentation, name, args)
+            locations = presenter.locations(presentation, name, args) if args else None
+            if args is not None and not partial:
+                record.content = await presenter.content(presentation, name, args)
+        record.title = title or tool_title(name, args, kind=record.kind, cwd=self.cwd)
+        record.locations = (
+            locations if locations is not None else (self.classifier.tool_locations(args) if args else [])
+        )
 
     async def start(
         self, tool_call_id: str, name: str | None = None, args: str | Mapping[str, Any] | None = None
@@ -336,6 +383,10 @@ class ToolCalls:
             record = self.calls.get(tool_call_id)
             if record is None or record.hidden or record.finished:
                 return
+            if isinstance(content, FileEditToolCallContent):  # the tool's own diff replaces a presented one
+                record.content = [
+                    c for c in record.content if not (isinstance(c, FileEditToolCallContent) and c.path == content.path)
+                ]
             record.content.append(content)
             await self._emit.send_tool_call_update(tool_call_id, content=list(record.content))
 
@@ -368,6 +419,16 @@ class ToolCalls:
                     tool_call_id, status=record.status, content=list(record.content) or None
                 )
                 return
+            presentation = self._presentation(record.name)
+            if presentation is not None and self.presenter is not None and not failed:
+                content = self.presenter.output(
+                    presentation,
+                    record.name,
+                    record.args,
+                    raw_output=raw_output,
+                    content=content,
+                    shown=record.content,
+                )
             await self._emit.send_tool_call_update(
                 tool_call_id,
                 status=record.status,

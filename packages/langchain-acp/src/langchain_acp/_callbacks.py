@@ -34,6 +34,13 @@ from acp.schema import (
 )
 from acpkit_core.emitter import MessageBlock, TurnEmitter, WireUpdate, update_from_json
 from acpkit_core.permissions import PermissionGate, PermissionPolicy, RememberedPermissions
+from acpkit_core.presentation import (
+    ToolPresentation,
+    ToolPresenter,
+    disk_reader,
+    kind_overrides,
+    validate_presentation,
+)
 from acpkit_core.runner import PermissionDecision
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -99,6 +106,7 @@ def binding_for_connection(
     tool_kinds: Mapping[str, ToolKind] | None = None,
     mcp_tools: Sequence[BaseTool] = (),
     permission_policy: PermissionPolicy | None = None,
+    tool_presentation: Mapping[str, ToolPresentation] | None = None,
 ) -> Binding:
     """A binding that sends updates for `session_id` over an ACP connection, with its own permission gate."""
 
@@ -127,7 +135,10 @@ def binding_for_connection(
     )
     gate.store, gate.session_id = remembered, session_id
     tracker = emitter.tool_calls
-    tracker.classifier, tracker.cwd = StaticClassifier(cwd, tool_kinds), cwd
+    tracker.classifier, tracker.cwd = StaticClassifier(cwd, kind_overrides(tool_kinds or {}, tool_presentation)), cwd
+    if tool_presentation:
+        validate_presentation(tool_presentation)
+        tracker.presenter = ToolPresenter(tool_presentation, cwd=cwd, read_text=disk_reader(cwd))
     return Binding(
         emit=emitter,
         tools=tracker,
@@ -169,6 +180,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         *,
         cwd: str = ".",
         tool_kinds: Mapping[str, ToolKind] | None = None,
+        tool_presentation: Mapping[str, ToolPresentation] | None = None,
         stream_tokens: bool = True,
         content_mapper: ContentBlockMapper | None = None,
         session_id_extractor: SessionIdExtractor | None = None,
@@ -181,6 +193,8 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             session_id: The ACP session the updates belong to.
             cwd: The session's working directory (tool locations are resolved against it).
             tool_kinds: Per-tool overrides of the tool-kind classifier.
+            tool_presentation: How tool calls are shown, by tool name or pattern (`acpkit_core.presentation`;
+                diffs read the old text from this machine's disk, under `cwd`).
             stream_tokens: Send model tokens and reasoning (turn off when something else streams them).
             content_mapper: How a streamed chunk's content becomes ACP content blocks (default: its text).
             session_id_extractor: With `conn` and no `session_id`: finds each run's session id in the
@@ -191,7 +205,9 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self._conn: SessionUpdater | None = None
         if conn is not None:
             if session_id is not None:
-                binding = binding_for_connection(conn, session_id, cwd=cwd, tool_kinds=tool_kinds)
+                binding = binding_for_connection(
+                    conn, session_id, cwd=cwd, tool_kinds=tool_kinds, tool_presentation=tool_presentation
+                )
             elif session_id_extractor is None:
                 raise ValueError(
                     "AcpCallbackHandler(conn): give the session id (session_id=...) or how to find it in each "
@@ -206,7 +222,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         """How a chunk's content becomes ACP content blocks (`None`: its text)."""
         self.session_id_extractor = session_id_extractor
         """Finds a run's session id in its config (with a connection and no fixed session)."""
-        self._cwd, self._tool_kinds = cwd, tool_kinds
+        self._cwd, self._tool_kinds, self._tool_presentation = cwd, tool_kinds, tool_presentation
         self._sessions: dict[str, Binding] = {}
         self._run_bindings: dict[UUID, Binding] = {}
         self._parents: dict[UUID, UUID | None] = {}
@@ -277,7 +293,11 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         if binding is None:
             assert self._conn is not None
             binding = self._sessions[session_id] = binding_for_connection(
-                self._conn, session_id, cwd=self._cwd, tool_kinds=self._tool_kinds
+                self._conn,
+                session_id,
+                cwd=self._cwd,
+                tool_kinds=self._tool_kinds,
+                tool_presentation=self._tool_presentation,
             )
         self._last = binding
         return binding

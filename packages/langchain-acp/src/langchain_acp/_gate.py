@@ -27,7 +27,6 @@ from uuid import UUID
 
 from acpkit_core.permissions import EditHook
 from acpkit_core.runner import PermissionDecision
-from acpkit_core.tools import tool_title
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException
@@ -88,7 +87,7 @@ async def authorize(
     gate = binding.gate
     classifier = binding.tools.classifier
     kind = classifier.classify_tool(name, args)
-    title = tool_title(name, args, kind=kind, cwd=binding.tools.cwd)
+    title = binding.tools.title_for(name, args)
     decision = await gate.authorize_tool(tool_call_id, tool_name=name, title=title, kind=kind, raw_input=dict(args))
     if decision.allowed:
         return decision, None

@@ -10,6 +10,7 @@ from acp.schema import ToolKind
 from acpkit_core.errors import HostUnavailableError
 from acpkit_core.host import ClientHost
 from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.presentation import ToolPresentation
 from langchain_core.tools import BaseTool
 
 from ._callbacks import LEFT_OPEN_TEXT, SessionUpdater, binding_for_connection
@@ -75,6 +76,7 @@ def bind_connection(
     tool_kinds: Mapping[str, ToolKind] | None = None,
     mcp_tools: Sequence[BaseTool] = (),
     permission_policy: PermissionPolicy | None = None,
+    tool_presentation: Mapping[str, ToolPresentation] | None = None,
 ) -> BoundConnection:
     """Report the middleware (and an `AcpCallbackHandler()` without arguments) to `conn` for `session_id`.
 
@@ -89,9 +91,17 @@ def bind_connection(
     callbacks): `permission_policy` decides which calls are asked about or refused, "always"
     answers are remembered for the session while the connection lives, and `binding.cancel()`
     (call it from the server's `session/cancel`) gives up an open question. Leaving the block
-    closes the tool calls the run left open.
+    closes the tool calls the run left open. `tool_presentation` says how tool calls are shown, as
+    the option of the same name does ([`acpkit_core.presentation`][acpkit_core.presentation]); its diffs read
+    the old text from this machine's disk, under `cwd`.
     """
     binding = binding_for_connection(
-        conn, session_id, cwd=cwd, tool_kinds=tool_kinds, mcp_tools=mcp_tools, permission_policy=permission_policy
+        conn,
+        session_id,
+        cwd=cwd,
+        tool_kinds=tool_kinds,
+        mcp_tools=mcp_tools,
+        permission_policy=permission_policy,
+        tool_presentation=tool_presentation,
     )
     return BoundConnection(binding)

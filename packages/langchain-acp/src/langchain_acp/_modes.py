@@ -94,6 +94,8 @@ class AcpModeMiddleware(AgentMiddleware[AcpModeState, Any, Any]):
             if binding is not None and binding.turn is not None:
                 kind = binding.turn.classify_tool(name)
                 allowed = binding.turn.tool_allowed(name, kind) and mode.allows(kind)
+            elif binding is not None:  # bound to a connection: its classifier has the kind overrides
+                allowed = mode.allows(binding.tools.classifier.classify_tool(name))
             else:
                 allowed = mode.allows(classify_tool(name))
             if allowed:

@@ -18,7 +18,6 @@ from typing import Any, Literal, cast
 from acp.schema import ToolKind
 from acpkit_core.config import STANDARD_MODES, Mode
 from acpkit_core.permissions import EditHook, PermissionPolicy
-from acpkit_core.tools import tool_title
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
@@ -105,7 +104,7 @@ class AcpPermissionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 decision = await binding.gate.request_permission(
                     call["id"],
                     tool_name=call["name"],
-                    title=tool_title(call["name"], call["args"], kind=kind, cwd=binding.tools.cwd),
+                    title=binding.tools.title_for(call["name"], call["args"]),
                     kind=kind,
                     raw_input=call["args"],
                 )

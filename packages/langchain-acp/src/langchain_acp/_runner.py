@@ -32,7 +32,6 @@ from acpkit_core.permissions import EditHook
 from acpkit_core.runner import Session, ToolInfo, Turn
 from acpkit_core.stop import stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
-from acpkit_core.tools import tool_title
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -327,7 +326,7 @@ class LangGraphRunner:
                 decision = await turn.request_permission(
                     ask.tool_call_id,
                     tool_name=ask.name,
-                    title=tool_title(ask.name, ask.args, kind=kind, cwd=turn.session.cwd),
+                    title=tracker.title_for(ask.name, ask.args),
                     kind=kind,
                     raw_input=ask.args,
                 )

@@ -73,6 +73,10 @@ class PydanticAcpOptions(AgentOptionsKwargs, total=False):
     the turn instead. Default: `True`."""
     connect_mcp_servers: bool
     """Connect the MCP servers the client sends in `session/new`. Default: `True`."""
+    show_hooks: bool
+    """Show the run's lifecycle as tool-call cards: history rewritten by history processors, provider
+    compaction, and the `CustomEvent`s / `CapabilityEvent`s hooks, tools and capabilities emit.
+    Default: `False`."""
 
 
 def create_acp_agent(agent: AnyAgent | None = None, **options: Unpack[PydanticAcpOptions]) -> AcpAgent:
@@ -95,6 +99,7 @@ def create_acp_agent(agent: AnyAgent | None = None, **options: Unpack[PydanticAc
         report_tool_errors=options.pop("report_tool_errors", True),
         connect_mcp_servers=options.pop("connect_mcp_servers", True),
         max_stored_attachment=options.get("max_stored_attachment", 1_000_000),
+        show_hooks=options.pop("show_hooks", False),
     )
     name = (agent.name if agent is not None else None) or "pydantic-acp"
     return AcpAgent(runner, agent_options(options, models=model_options, default_name=name))

@@ -11,6 +11,7 @@ event of the run (model response parts, tool calls and their results) and calls 
 | `FunctionToolCallEvent` | `tool_call` (pending, kind, title, raw input, locations) or the completing update |
 | tool starts running | `tool_call_update` `in_progress` |
 | `FunctionToolResultEvent` | `tool_call_update` `completed` / `failed` with the output as content |
+| `CustomEvent` / `CapabilityEvent` (with `show_hooks=True`) | a completed `other` card |
 
 Tool outcomes map through [`OUTCOME_STATUS`][pydantic_acp.OUTCOME_STATUS]. The tool calls'
 lifecycle is the turn's ([`ToolCalls`][acpkit_core.tool_calls.ToolCalls]): each transition is
@@ -30,6 +31,8 @@ from acpkit_core.tool_calls import ToolCallRecord
 from pydantic_ai.messages import (
     AgentStreamEvent,
     BaseToolCallPart,
+    CapabilityEvent,
+    CustomEvent,
     FunctionToolCallEvent,
     FunctionToolResultEvent,
     PartDeltaEvent,
@@ -41,6 +44,8 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
+
+from ._lifecycle import event_card
 
 __all__ = ["OUTCOME_STATUS", "EventProjector", "tool_output_text"]
 
@@ -70,8 +75,9 @@ def tool_output_text(part: ToolReturnPart) -> str:
 class EventProjector:
     """Turns one run's pydantic-ai events into emitter calls."""
 
-    def __init__(self, turn: Turn, *, hidden_tools: frozenset[str] = frozenset()) -> None:
+    def __init__(self, turn: Turn, *, hidden_tools: frozenset[str] = frozenset(), show_events: bool = False) -> None:
         self._turn = turn
+        self._show_events = show_events
         self._emit = turn.emit
         self._hidden_tools = hidden_tools
         self._in_message = False
@@ -110,6 +116,9 @@ class EventProjector:
             await self.announce(event.part)
         elif isinstance(event, FunctionToolResultEvent):
             await self.finish(event.part)
+        elif self._show_events and isinstance(event, CustomEvent | CapabilityEvent):
+            self._in_message = False
+            await event_card(self._turn, event)
 
     async def output_text(self, text: str) -> None:
         """Show a final output that was not streamed as text (a structured output) as one message."""

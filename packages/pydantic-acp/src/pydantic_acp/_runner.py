@@ -35,6 +35,7 @@ from ._bridge import AcpBridge, ListeningAcpBridge
 from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
 from ._events import EventProjector
 from ._history import load_history, save_history, warm_up
+from ._lifecycle import LifecycleCards
 from ._mcp import SessionMcp
 from ._modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
 from ._render import render_prompt
@@ -78,6 +79,7 @@ class PydanticRunner:
         report_tool_errors: bool = True,
         connect_mcp_servers: bool = True,
         max_stored_attachment: int | None = 1_000_000,
+        show_hooks: bool = False,
     ) -> None:
         if (agent is None) == (agent_factory is None):
             raise UserError("PydanticRunner: pass exactly one of `agent` or `agent_factory=`")
@@ -92,6 +94,7 @@ class PydanticRunner:
         self._report_tool_errors = report_tool_errors
         self._connect_mcp = connect_mcp_servers
         self._max_attachment = max_stored_attachment
+        self._show_hooks = show_hooks
         self._mcp: dict[str, SessionMcp] = {}
         warm_up()
 
@@ -127,7 +130,9 @@ class PydanticRunner:
         agent = await self.agent_for(session)
         history = load_history(session)
         plan = self._plan_tool if self._plan_tool is not None else turn.plan_only
-        projector = EventProjector(turn, hidden_tools=frozenset({PLAN_TOOL_NAME}) if plan else frozenset())
+        projector = EventProjector(
+            turn, hidden_tools=frozenset({PLAN_TOOL_NAME}) if plan else frozenset(), show_events=self._show_hooks
+        )
         toolsets: list[AbstractToolset[Any]] = [*self._session_toolsets(session)]
         keep: set[str] = set()
         if plan:
@@ -161,7 +166,7 @@ class PydanticRunner:
                         model=streaming_model(self.model_for(turn.model_id) or agent.model),
                         deps=self._deps_factory(turn) if self._deps_factory else None,
                         toolsets=toolsets,
-                        capabilities=[bridge],
+                        capabilities=[bridge, LifecycleCards(turn)] if self._show_hooks else [bridge],
                         event_stream_handler=None if own_handler else handle_events,
                         instructions=PLANNING_INSTRUCTIONS if turn.plan_only else None,
                         usage_limits=self._usage_limits,

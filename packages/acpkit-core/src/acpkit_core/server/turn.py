@@ -13,6 +13,7 @@ from ..emitter import TurnEmitter
 from ..host import ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
+from ..presentation import ToolPresentation, ToolPresenter
 from ..runner import ClientInfo, PermissionDecision, Session
 from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
@@ -40,6 +41,7 @@ class ServerTurn:
         policy: PermissionPolicy | None,
         remembered: RememberedPermissions,
         tool_kinds: Mapping[str, ToolKind],
+        tool_presentation: Mapping[str, ToolPresentation] | None = None,
         allowed_paths: tuple[str, ...] = (),
     ) -> None:
         self._session = session
@@ -54,6 +56,10 @@ class ServerTurn:
         self._cancel = asyncio.Event()
         emitter.tool_calls.classifier = self
         emitter.tool_calls.cwd = session.cwd
+        if tool_presentation:
+            emitter.tool_calls.presenter = ToolPresenter(
+                tool_presentation, cwd=session.cwd, read_text=self._read_for_diff
+            )
         self.gate = PermissionGate(
             policy=policy,
             mode=mode,
@@ -72,6 +78,9 @@ class ServerTurn:
             send=emitter.send_unrecorded,
         )
         """Asks the turn's questions (`ask`)."""
+
+    async def _read_for_diff(self, path: str) -> str | None:
+        return await self.host.read_for_diff(path)
 
     async def _ask_client(
         self, tool_call: ToolCallUpdate, options: list[PermissionOption]
@@ -151,7 +160,7 @@ class ServerTurn:
     # --- tools ------------------------------------------------------------------------------------
 
     def classify_tool(self, name: str, args: Mapping[str, Any] | None = None) -> ToolKind:
-        """The tool's ACP kind, with per-tool overrides."""
+        """The tool's ACP kind, with per-tool overrides (`tool_kinds`, then `tool_presentation` kinds)."""
         return classify_tool(name, args, self._tool_kinds)
 
     def tool_locations(self, args: Mapping[str, Any] | None) -> list[tuple[str, int | None]]:

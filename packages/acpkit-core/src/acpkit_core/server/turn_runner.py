@@ -22,6 +22,7 @@ from acp.schema import (
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
 from ..errors import AcpKitError, SessionBusyError, error_code
+from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
 from ._boundary import TurnFailed
@@ -57,6 +58,8 @@ class TurnRunner:
         self.options = options
         self.sessions = sessions
         self.commands = commands
+        validate_presentation(options.tool_presentation)
+        self._tool_kinds = kind_overrides(options.tool_kinds, options.tool_presentation)
         self._owner = new_owner()
 
     async def prompt(self, session_id: str, blocks: Sequence[PromptBlock | dict[str, Any]]) -> PromptResponse:
@@ -92,7 +95,8 @@ class TurnRunner:
             mode=session_options.mode(session),
             policy=self.options.permission_policy,
             remembered=live.remembered,
-            tool_kinds=self.options.tool_kinds,
+            tool_kinds=self._tool_kinds,
+            tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
         )
         live.turn = turn

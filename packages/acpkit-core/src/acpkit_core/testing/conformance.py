@@ -45,6 +45,10 @@ behind a required authentication method: sessions answer -32000 until `authentic
 the `question` variants (asked by elicitation, by the permission fallback, and cancelled while
 open), which check that the adapter's hook reaches the server's turn.
 
+`tool_ok` also runs with a `tool_presentation` for `read_file` in `options` (a title template, a
+kind, locations, code output), which the runner must honour: report tool calls through
+`turn.tool_calls`, not with the emitter's raw `tool_call` methods.
+
 `memory` runs turn 2 on a *new* agent (a fresh `agent_factory("memory", options)` sharing the
 same SQLite file) after `session/load`, which checks that history survives a restart.
 
@@ -66,11 +70,19 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 from acp import RequestError
-from acp.schema import AgentMessageChunk, ImageContentBlock, ToolCallStart, UserMessageChunk
+from acp.schema import (
+    AgentMessageChunk,
+    ContentToolCallContent,
+    ImageContentBlock,
+    TextContentBlock,
+    ToolCallStart,
+    UserMessageChunk,
+)
 
 from ..auth import AgentMethod, Authentication, AuthRequest
 from ..config import AgentOptions
 from ..permissions import PermissionPolicy
+from ..presentation import ToolPresentation
 from ..server import AcpAgent
 from .client import AcpTestClient
 
@@ -173,6 +185,26 @@ class RunnerConformance:
         # the arguments in the call as the client holds it: in `tool_call`, or in a later update when
         # the runner announces the call as soon as the model names the tool
         assert call.raw_input == {"path": "notes.txt"}
+
+    async def test_tool_presentation(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        options = dataclasses.replace(
+            options,
+            tool_presentation={
+                "read_*": ToolPresentation(kind="search", title="Look at {path}", locations=("path",), output="code")
+            },
+        )
+        async with AcpTestClient.connect(agent_factory("tool_ok", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            (c.root / "notes.txt").write_text("remember the milk\n")
+            r = await c.prompt("Read notes.txt.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        (call,) = r.tool_calls.values()
+        assert (call.title, call.kind, call.status) == ("Look at notes.txt", "search", "completed")
+        assert call.locations == [(str(c.root / "notes.txt"), None)]
+        (output,) = call.content
+        assert isinstance(output, ContentToolCallContent) and isinstance(output.content, TextContentBlock)
+        assert output.content.text.startswith("```text\n") and output.content.text.endswith("\n```")
 
     async def test_tool_failed(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         async with AcpTestClient.connect(agent_factory("tool_fail", options)) as c:

@@ -1,0 +1,129 @@
+"""`show_hooks=True`: history processing, compaction and emitted events as tool-call cards (off by default)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from acp.helpers import text_block, tool_content
+from acp.schema import ToolCallStart
+from acpkit_core.testing import AcpTestClient
+from pydantic_acp import create_acp_agent
+from pydantic_ai import Agent, CustomEvent, RunContext
+from pydantic_ai.capabilities import Hooks, ProcessHistory
+from pydantic_ai.messages import CompactionPart, ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+
+@dataclass(kw_only=True)
+class RequestSent(CustomEvent):
+    messages: int
+
+
+@dataclass(kw_only=True)
+class RowsScanned(CustomEvent):
+    rows: int
+
+
+def summarize(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """Before a new prompt, replace the earlier conversation by a summary (as a compaction does)."""
+    last = messages[-1]
+    if len(messages) == 1 or not any(p.part_kind == "user-prompt" for p in last.parts):
+        return messages
+    summary = ModelRequest(parts=[CompactionPart(content=f"{len(messages) - 1} earlier messages: a users scan.")])
+    return [summary, last]
+
+
+def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    last = messages[-1]
+    if isinstance(last, ModelRequest) and any(p.part_kind == "tool-return" for p in last.parts):
+        return ModelResponse(parts=[TextPart("Scanned.")])
+    if any(p.part_kind == "user-prompt" and "Again" in str(p.content) for m in messages for p in m.parts):
+        return ModelResponse(parts=[TextPart("Again.")])
+    return ModelResponse(parts=[ToolCallPart("scan", {"table": "users"}, tool_call_id="scan-1")])
+
+
+def build() -> Agent[object, str]:
+    hooks = Hooks[object]()
+
+    @hooks.on.before_model_request
+    async def announce(ctx: RunContext[object], request_context: ModelRequestContext) -> ModelRequestContext:
+        await ctx.emit(RequestSent(messages=len(request_context.messages)))
+        return request_context
+
+    agent = Agent(FunctionModel(reply), capabilities=[ProcessHistory(summarize), hooks])
+
+    @agent.tool
+    async def scan(ctx: RunContext[object], table: str) -> str:
+        """Scan a table."""
+        await ctx.emit(RowsScanned(rows=3))
+        return "3 rows"
+
+    return agent
+
+
+def _cards(updates: list[Any]) -> list[tuple[str, str | None, str | None, Any]]:
+    return [
+        (u.title, u.kind, u.status, u.raw_input)
+        for u in updates
+        if isinstance(u, ToolCallStart) and u.tool_call_id.startswith("lifecycle-")
+    ]
+
+
+async def test_history_processing_and_events_are_cards_when_asked() -> None:
+    async with AcpTestClient.connect(create_acp_agent(build(), store="memory", show_hooks=True)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        first = await c.prompt("Scan users.", session_id=sid)
+        second = await c.prompt("Again.", session_id=sid)
+        _, replayed = await c.load_session(sid)
+    assert first.stop_reason == second.stop_reason == "end_turn"
+    # turn 1: a request with the prompt, the tool's event, a request with the prompt, the call and its result
+    assert _cards(first.updates) == [
+        ("Request sent", "other", "completed", {"messages": 1}),
+        ("Rows scanned (scan)", "other", "completed", {"rows": 3}),
+        ("Request sent", "other", "completed", {"messages": 3}),
+    ]
+    assert first.tool_calls["scan-1"].status == "completed"  # the real tool call is unchanged
+    assert first.text == "Scanned."
+    # turn 2: the stored history (4 messages) and the new prompt, summarised before the request
+    processed = next(u for u in second.updates if isinstance(u, ToolCallStart) and u.title.startswith("History"))
+    assert (processed.title, processed.kind, processed.status) == (
+        "History processed (5 → 2 messages)",
+        "other",
+        "completed",
+    )
+    assert processed.raw_input == {"messages_before": 5, "messages_after": 2, "messages_rewritten": 1}
+    assert processed.content == [tool_content(text_block("4 earlier messages: a users scan."))]
+    assert [c[0] for c in _cards(second.updates)] == ["History processed (5 → 2 messages)", "Request sent"]
+    assert second.text == "Again."
+    # kept in the transcript: a reload shows them again
+    assert len(_cards(replayed)) == len(_cards(first.updates)) + len(_cards(second.updates))
+
+
+async def test_no_cards_by_default() -> None:
+    async with AcpTestClient.connect(create_acp_agent(build(), store="memory")) as c:
+        await c.initialize()
+        r = await c.prompt("Scan users.", session_id=await c.new_session())
+    assert _cards(r.updates) == []
+    assert list(r.tool_calls) == ["scan-1"]
+
+
+@pytest.mark.parametrize("summary", ["The user asked about users; 3 rows were found.", None])
+async def test_provider_compaction_is_a_card_with_its_summary(summary: str | None) -> None:
+    def compacting(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(
+            parts=[CompactionPart(content=summary, provider_name="function", id="c1"), TextPart("Compacted.")]
+        )
+
+    agent = Agent(FunctionModel(compacting))
+    async with AcpTestClient.connect(create_acp_agent(agent, store="memory", show_hooks=True)) as c:
+        await c.initialize()
+        r = await c.prompt("Go on.", session_id=await c.new_session())
+    (card,) = [u for u in r.updates if isinstance(u, ToolCallStart)]
+    assert (card.title, card.kind, card.status) == ("Conversation compacted", "other", "completed")
+    assert card.raw_input == {"provider": "function", "parts": 1}
+    assert card.content == ([tool_content(text_block(summary))] if summary else None)
+    assert r.text == "Compacted."
