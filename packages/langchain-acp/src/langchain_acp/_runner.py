@@ -29,7 +29,7 @@ from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.permissions import EditHook
-from acpkit_core.runner import Session, ToolInfo, Turn
+from acpkit_core.runner import Session, ToolInfo, ToolListing, Turn
 from acpkit_core.stop import stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
 from acpkit_core.tools import tool_title
@@ -47,13 +47,16 @@ from ._context import Binding, current_binding
 from ._events import StreamMapper
 from ._gate import gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
-from ._mcp import McpTools
+from ._mcp import MCP_SERVER_METADATA, McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
 from ._render import to_human_message
 from ._session import LangGraphSessionState
 from ._stop import stop_reason_from_error
 
 __all__ = ["Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
+
+PLAN_TOOL_NAME = "write_todos"
+"""The tool that writes a graph's `todos` (LangChain's `TodoListMiddleware`, DeepAgents): its plan tool."""
 
 Graph: TypeAlias = Pregel[Any, Any, Any, Any]
 """A compiled LangGraph graph (`CompiledStateGraph` and anything else that is a `Pregel`)."""
@@ -213,17 +216,59 @@ class LangGraphRunner:
         self._mcp_unreported.clear()
         await self.embedded.aclose()
 
-    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
-        """The tools bound in the graph's tool node(s)."""
-        graph = await self.graph_for(session)
-        found: list[ToolInfo] = []
+    async def list_tools(self, turn: Turn) -> ToolListing:
+        """Every tool the graph's model can call in this session: the tools of its tool node(s)
+        (the graph's own, middleware tools such as `write_todos`, DeepAgents' built-ins) and the
+        session's MCP tools, which `AcpMcpMiddleware` adds to each model call."""
+        session = turn.session
+        if self.uses_mcp and session.mcp_servers and session.id not in self._mcp:
+            await self.open_session(session)
+        graph = await self.graph_for(session, turn.model_id)
+        connections = self._mcp.get(session.id)
+        mcp_tools = list(connections.tools) if connections else []
+        plans = "todos" in cast(Mapping[str, object], graph.channels)  # pyright: ignore[reportUnknownMemberType]
+        tools: list[ToolInfo] = []
+        names: set[str] = set()
+
+        def add(tool: BaseTool) -> None:
+            if tool.name in names:
+                return
+            names.add(tool.name)
+            description = (tool.description or "").strip().split("\n")[0]
+            server = (tool.metadata or {}).get(MCP_SERVER_METADATA)
+            if isinstance(server, str):
+                tools.append(ToolInfo(name=tool.name, description=description, source="mcp", server=server))
+            elif plans and tool.name == PLAN_TOOL_NAME:
+                tools.append(ToolInfo(name=tool.name, description=description, source="plan"))
+            else:
+                tools.append(ToolInfo(name=tool.name, description=description))
+
         for node in graph.nodes.values():
             bound = getattr(node, "bound", None)
             tools_by_name = getattr(bound, "tools_by_name", None)
             if isinstance(tools_by_name, Mapping):
-                for name, tool in cast(Mapping[str, BaseTool], tools_by_name).items():
-                    found.append(ToolInfo(name=name, description=(tool.description or "").split("\n")[0]))
-        return found
+                for tool in cast(Mapping[str, BaseTool], tools_by_name).values():
+                    add(tool)
+        notes: list[str] = []
+        if connections is not None:
+            notes += [f"MCP server `{f.server}` did not start: {f.reason}" for f in connections.failures]
+        unoffered = [t for t in mcp_tools if t.name not in names]
+        if has_mcp_middleware(graph):
+            for tool in unoffered:
+                add(tool)
+        elif missing := sorted({str((t.metadata or {}).get(MCP_SERVER_METADATA)) for t in unoffered}):
+            servers = ", ".join(f"`{m}`" for m in missing)
+            notes.append(
+                f"MCP server(s) {servers} are connected but the graph does not offer their tools: put "
+                "`SessionContext.mcp_tools` in the graph's tools, or add `AcpMcpMiddleware`."
+            )
+        if session.mcp_servers and not self.uses_mcp:
+            servers = ", ".join(f"`{s.name}`" for s in session.mcp_servers)
+            notes.append(
+                f"MCP server(s) {servers} are not connected: the graph has no `AcpMcpMiddleware` "
+                "and is not built by a `graph_factory`."
+            )
+        return ToolListing(tools=tools, notes=notes)
 
     # --- the turn ---------------------------------------------------------------------------------
 
