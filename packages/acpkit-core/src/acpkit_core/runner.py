@@ -351,6 +351,10 @@ class ToolInfo:
     """Where the tool comes from; `/tools` groups the list by it."""
     server: str | None = None
     """The MCP server that provides the tool (`source="mcp"`)."""
+    decision: Literal["allow", "ask", "deny"] | None = None
+    """The runner's own rule for this tool, when it has one besides the server's (a permission
+    middleware inside a LangChain graph, say); `/tools` shows the most cautious of it and the
+    session's policy, mode and remembered answers."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

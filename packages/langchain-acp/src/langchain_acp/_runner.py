@@ -29,7 +29,7 @@ from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.permissions import EditHook
-from acpkit_core.runner import Session, ToolInfo, ToolListing, Turn
+from acpkit_core.runner import Session, ToolInfo, ToolListing, ToolSource, Turn
 from acpkit_core.stop import stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
 from acpkit_core.tools import tool_title
@@ -49,6 +49,7 @@ from ._gate import gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._mcp import MCP_SERVER_METADATA, McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
+from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._session import LangGraphSessionState
 from ._stop import stop_reason_from_error
@@ -230,18 +231,21 @@ class LangGraphRunner:
         tools: list[ToolInfo] = []
         names: set[str] = set()
 
+        policies = [p for m in permission_middlewares(graph) if (p := m.policy) is not None]
+
         def add(tool: BaseTool) -> None:
             if tool.name in names:
                 return
             names.add(tool.name)
             description = (tool.description or "").strip().split("\n")[0]
-            server = (tool.metadata or {}).get(MCP_SERVER_METADATA)
-            if isinstance(server, str):
-                tools.append(ToolInfo(name=tool.name, description=description, source="mcp", server=server))
-            elif plans and tool.name == PLAN_TOOL_NAME:
-                tools.append(ToolInfo(name=tool.name, description=description, source="plan"))
-            else:
-                tools.append(ToolInfo(name=tool.name, description=description))
+            found = (tool.metadata or {}).get(MCP_SERVER_METADATA)
+            server = found if isinstance(found, str) else None
+            source: ToolSource = "mcp" if server else "plan" if plans and tool.name == PLAN_TOOL_NAME else "agent"
+            kind = turn.classify_tool(tool.name)
+            verdicts = {p.decide(tool.name, kind) for p in policies}
+            decision = "deny" if "deny" in verdicts else "ask" if "ask" in verdicts else None
+            info = ToolInfo(name=tool.name, description=description, source=source, server=server, decision=decision)
+            tools.append(info)
 
         for node in graph.nodes.values():
             bound = getattr(node, "bound", None)
@@ -402,6 +406,16 @@ async def _report(turn: Turn, connections: McpTools) -> None:
         turn.emit.new_message()
         await turn.emit.text(notice)
         turn.emit.new_message()
+
+
+def permission_middlewares(graph: Graph) -> list[AcpPermissionMiddleware]:
+    """The `AcpPermissionMiddleware`s of a `create_agent` graph (their policies apply besides the server's)."""
+    found: list[AcpPermissionMiddleware] = []
+    for node in graph.nodes.values():
+        owner = getattr(getattr(getattr(node, "bound", None), "afunc", None), "__self__", None)
+        if isinstance(owner, AcpPermissionMiddleware) and owner not in found:
+            found.append(owner)
+    return found
 
 
 def has_mcp_middleware(graph: Graph) -> bool:

@@ -25,6 +25,7 @@ _GROUP_TITLES = {
     "plan": "Plan tool:",
 }
 _SOURCE_ORDER = ("agent", "client", "plan", "mcp")
+_SUMMARY_LIMIT = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +37,8 @@ class ListedTool:
     kind: ToolKind
     """Its ACP kind, as its calls get it."""
     status: str
-    """`allowed`, `asks first`, `off in mode <id>`, `denied by the permission policy` or
-    `rejected for this session`."""
+    """`allowed`, `asks first`, `off in mode <id>`, `denied by the permission policy`, `denied by
+    the agent's permission rules` or `rejected for this session` (the user chose "always reject")."""
 
     @property
     def runs(self) -> bool:
@@ -45,7 +46,8 @@ class ListedTool:
         return self.status in ("allowed", "asks first")
 
 
-def _status(turn: Turn, mode: Mode | None, name: str, kind: ToolKind) -> str:
+def _status(turn: Turn, mode: Mode | None, tool: ToolInfo, kind: ToolKind) -> str:
+    name = tool.name
     if isinstance(turn, ServerTurn):
         gate = turn.gate
         if gate.policy is not None and gate.policy.decide(name, kind) == "deny":
@@ -53,12 +55,15 @@ def _status(turn: Turn, mode: Mode | None, name: str, kind: ToolKind) -> str:
         if gate.mode is not None and not gate.mode.allows(kind):
             return f"off in mode {gate.mode.id}"
         decision = gate.decide(name, kind)
-        if decision == "deny":
-            return "rejected for this session"
-        return "asks first" if decision == "ask" else "allowed"
-    if not turn.tool_allowed(name, kind):
+    elif not turn.tool_allowed(name, kind):
         return f"off in mode {mode.id}" if mode is not None and not mode.allows(kind) else "not allowed"
-    return "asks first" if turn.needs_permission(name, kind) else "allowed"
+    else:
+        decision = "ask" if turn.needs_permission(name, kind) else "allow"
+    if tool.decision == "deny":
+        return "denied by the agent's permission rules"
+    if decision == "deny":
+        return "rejected for this session"
+    return "asks first" if "ask" in (decision, tool.decision) else "allowed"
 
 
 def listed_tools(listing: Sequence[ToolInfo] | ToolListing, turn: Turn, mode: Mode | None) -> list[ListedTool]:
@@ -74,8 +79,17 @@ def listed_tools(listing: Sequence[ToolInfo] | ToolListing, turn: Turn, mode: Mo
     result: list[ListedTool] = []
     for tool in unique:
         kind = tool.kind or turn.classify_tool(tool.name)
-        result.append(ListedTool(tool, kind, _status(turn, mode, tool.name, kind)))
+        result.append(ListedTool(tool, kind, _status(turn, mode, tool, kind)))
     return result
+
+
+def _summary(description: str) -> str:
+    """The first sentence of a description, at most 100 characters."""
+    text = " ".join(description.split())
+    end = text.find(". ")
+    if end != -1:
+        text = text[: end + 1]
+    return text if len(text) <= _SUMMARY_LIMIT else text[: _SUMMARY_LIMIT - 1].rstrip() + "…"
 
 
 def _group_title(tool: ToolInfo) -> str:
@@ -105,7 +119,8 @@ def tools_text(listing: Sequence[ToolInfo] | ToolListing, turn: Turn, mode: Mode
                 lines += ["", group]
                 title = group
             line = f"- `{tool.info.name}` ({tool.kind}) — {tool.status}"
-            lines.append(line + (f" — {tool.info.description}" if tool.info.description else ""))
+            summary = _summary(tool.info.description)
+            lines.append(line + (f" — {summary}" if summary else ""))
     if notes:
         lines += ["", *(f"Note: {note}" for note in notes)]
     return "\n".join(lines)
