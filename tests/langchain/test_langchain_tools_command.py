@@ -19,6 +19,7 @@ from langchain_acp import AcpMcpMiddleware, AcpModeMiddleware, AcpPermissionMidd
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from lc_helpers import FakeChatModel, Reply, delete_file, read_file, write_file
+from tools_listing import listings_per_mode, usable
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -59,15 +60,6 @@ MCP server `notes`:
 Note: MCP server `broken` did not start: """
 
 
-def usable(listing: str) -> list[str]:
-    """The names of the tools `/tools` says the model can call now (at once or after asking)."""
-    return sorted(
-        line.split("`")[1]
-        for line in listing.splitlines()
-        if line.startswith("- `") and (" — allowed" in line or " — asks first" in line)
-    )
-
-
 async def test_tools_lists_graph_plan_and_mcp_tools_and_follows_the_mode() -> None:
     model = FakeChatModel(script=[Reply(text="ok")], repeat_last=True)
     # LangChain's overloads type the middleware list by state schema; these are generic over it
@@ -87,22 +79,18 @@ async def test_tools_lists_graph_plan_and_mcp_tools_and_follows_the_mode() -> No
         modes=STANDARD_MODES,
         permission_policy=PermissionPolicy(ask=("write_file",), deny=("delete_*",)),
     )
-    async with AcpTestClient.connect(agent) as c:
-        await c.initialize()
-        sid = await c.new_session(mcp_servers=[NOTES, BROKEN])
-        agentic = await c.prompt("/tools", session_id=sid)
-        assert model.bound_tools == []  # listing the tools never calls the model
-        await c.prompt("hi", session_id=sid)
-        await c.set_mode(sid, "readonly")
-        readonly = await c.prompt("/tools", session_id=sid)
-        await c.prompt("hi", session_id=sid)
-        await c.close_session(sid)
-    assert agentic.stop_reason == "end_turn" and agentic.tool_calls == {}
+    agentic, readonly = await listings_per_mode(
+        agent,
+        ["agentic", "readonly"],
+        offered=lambda: model.bound_tools[-1],
+        model_calls=lambda: len(model.bound_tools),
+        mcp_servers=[NOTES, BROKEN],
+    )
     assert agentic.text.startswith(AGENTIC)
     assert readonly.text.startswith(READONLY)
     # what the mode leaves usable is what the model is then offered (less what the policy denies)
-    assert usable(agentic.text) == sorted(set(model.bound_tools[0]) - {"delete_file"})
-    assert usable(readonly.text) == sorted(set(model.bound_tools[1]) - {"delete_file"}) == ["read_file", "write_todos"]
+    assert usable(agentic.text) == sorted(set(agentic.offered) - {"delete_file"})
+    assert usable(readonly.text) == sorted(set(readonly.offered) - {"delete_file"}) == ["read_file", "write_todos"]
 
 
 async def test_a_hand_written_tool_node_and_unused_mcp_servers() -> None:

@@ -14,6 +14,7 @@ from acpkit_core.testing import AcpTestClient
 from pyd_script import Script
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent
+from tools_listing import listings_per_mode, usable
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -37,19 +38,6 @@ def tooled_agent(script: Script) -> Agent[None, str]:
         return f"deleted {name}"
 
     return agent
-
-
-def usable(listing: str) -> list[str]:
-    """The names of the tools `/tools` says the model can call now (at once or after asking)."""
-    return sorted(
-        line.split("`")[1]
-        for line in listing.splitlines()
-        if line.startswith("- `") and (" — allowed" in line or " — asks first" in line)
-    )
-
-
-def offered(script: Script) -> list[str]:
-    return sorted(t.name for t in script.infos[-1].function_tools)
 
 
 AGENTIC = """\
@@ -103,24 +91,18 @@ async def test_tools_lists_every_tool_the_model_is_offered_and_follows_the_mode(
         modes=STANDARD_MODES,
         permission_policy=PermissionPolicy(ask=("write_file",), deny=("delete_*",)),
     )
-    async with AcpTestClient.connect(acp_agent) as c:
-        await c.initialize()
-        sid = await c.new_session(mcp_servers=[NOTES_SERVER, BROKEN_SERVER])
-        agentic = await c.prompt("/tools", session_id=sid)
-        assert script.requests == []  # listing the tools never calls the model
-        await c.prompt("hi", session_id=sid)
-        offered_agentic = offered(script)
-        await c.set_mode(sid, "readonly")
-        readonly = await c.prompt("/tools", session_id=sid)
-        await c.prompt("hi", session_id=sid)
-        offered_readonly = offered(script)
-        await c.close_session(sid)
-    assert agentic.stop_reason == "end_turn" and agentic.tool_calls == {}
+    agentic, readonly = await listings_per_mode(
+        acp_agent,
+        ["agentic", "readonly"],
+        offered=lambda: [t.name for t in script.infos[-1].function_tools],
+        model_calls=lambda: len(script.requests),
+        mcp_servers=[NOTES_SERVER, BROKEN_SERVER],
+    )
     assert agentic.text.startswith(AGENTIC)
     assert readonly.text.startswith(READONLY)
     # the "usable" tools are exactly those the model is then offered (the mode's filter is core's)
-    assert usable(agentic.text) == offered_agentic
-    assert usable(readonly.text) == offered_readonly == ["lookup_word", "read_file", "update_plan"]
+    assert usable(agentic.text) == agentic.offered
+    assert usable(readonly.text) == readonly.offered == ["lookup_word", "read_file", "update_plan"]
 
 
 async def test_client_tools_follow_what_the_client_supports() -> None:
