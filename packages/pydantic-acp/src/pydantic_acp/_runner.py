@@ -229,7 +229,8 @@ class PydanticRunner:
             raise _ToolsListed
 
         with contextlib.suppress(_ToolsListed):
-            await agent.run("", model=FunctionModel(capture), toolsets=toolsets)
+            deps = self._deps_factory(turn) if self._deps_factory else None
+            await agent.run("", model=FunctionModel(capture), deps=deps, toolsets=toolsets)
         servers, notes = await mcp.listing() if mcp is not None else ({}, [])
         if session.mcp_servers and not self._connect_mcp:
             names = ", ".join(f"`{s.name}`" for s in session.mcp_servers)

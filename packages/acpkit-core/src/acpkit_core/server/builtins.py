@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from ..config import SelectOption
 from ..runner import Runner, StopReason, ToolLister, Turn
 from ..thinking import THINKING_OPTION
@@ -10,6 +12,8 @@ from .tool_listing import tools_text
 from .turn import ServerTurn
 
 __all__ = ["BuiltinCommands"]
+
+logger = logging.getLogger("acpkit_core.server")
 
 
 class BuiltinCommands:
@@ -109,6 +113,11 @@ class BuiltinCommands:
             await turn.emit.text("This agent does not list its tools.")
             return "end_turn"
         live = await self.sessions.live(turn.session.id)
-        listing = await self.runner.list_tools(turn)
+        try:
+            listing = await self.runner.list_tools(turn)
+        except Exception as error:  # the runner's failure is told to the user, the session goes on
+            logger.exception("list_tools failed")
+            await turn.emit.text(f"Could not list the tools: {error or type(error).__name__}")
+            return "end_turn"
         await turn.emit.text(tools_text(listing, turn, self.sessions.session_options.mode(live.session)))
         return "end_turn"
