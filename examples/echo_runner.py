@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from acpkit_core import AcpAgent, RunnerCapabilities, run_stdio
 from acpkit_core.config import STANDARD_MODES, AgentOptions, Command
 from acpkit_core.prompt.text import model_text
-from acpkit_core.runner import Session, StopReason, ToolInfo, Turn, TurnUsage
+from acpkit_core.runner import StopReason, ToolInfo, Turn, TurnUsage
 
 # --- the "framework" -------------------------------------------------------------------------------
 
@@ -127,7 +127,7 @@ class TinyBotRunner:
         )
         return result
 
-    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
+    async def list_tools(self, turn: Turn) -> Sequence[ToolInfo]:
         """Makes `/tools` available."""
         return [ToolInfo(name=n, description=d, kind="read") for n, d in self.bot.tools.items()]
 

@@ -24,7 +24,7 @@ from acpkit_core.config import (
     SelectValue,
 )
 from acpkit_core.errors import UserError
-from acpkit_core.runner import Session, StopReason, ToolInfo, Turn
+from acpkit_core.runner import StopReason, ToolInfo, Turn
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 
@@ -46,7 +46,7 @@ class ModeAwareRunner(ScriptedRunner):
             return "end_turn"
         return await super().run_turn(turn)
 
-    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
+    async def list_tools(self, turn: Turn) -> Sequence[ToolInfo]:
         return [ToolInfo(name="read_file", description="Read a file", kind="read"), ToolInfo(name="bash")]
 
 
@@ -200,7 +200,13 @@ async def test_available_commands_and_builtins() -> None:
         assert (await c.prompt("/model smart", session_id=sid)).text == "Model: smart"
         assert "model=smart" in (await c.prompt("status", session_id=sid)).text
         tools = await c.prompt("/tools", session_id=sid)
-        assert tools.text == "Tools:\n- `read_file` (read): Read a file\n- `bash` (execute)"  # classified by core
+        assert tools.text == (  # kinds classified by core when the runner gives none; the mode's status
+            "Tools the model can call in mode readonly: 2 tools, 1 usable.\n"
+            "\n"
+            "Agent tools:\n"
+            "- `bash` (execute) — off in mode readonly\n"
+            "- `read_file` (read) — allowed — Read a file"
+        )
         assert (await c.prompt("/shout hello there", session_id=sid)).text == "HELLO THERE"
         plain = await c.prompt("/unknown stuff", session_id=sid)
         assert plain.text == "echo: /unknown stuff"

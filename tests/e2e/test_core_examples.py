@@ -29,7 +29,10 @@ async def test_echo_runner_example(tmp_path: Path) -> None:
         assert tool.text == "The file has 3 lines."
         assert tool.permission_requests == []  # a read tool is not asked about in interactive mode
         listed = await c.prompt("/tools", session_id=sid)
-        assert listed.text == "Tools:\n- `count_lines` (read): Count the lines of a file"
+        assert listed.text == (
+            "Tools the model can call in mode interactive: 1 tool, 1 usable.\n\n"
+            "Agent tools:\n- `count_lines` (read) — allowed — Count the lines of a file"
+        )
     async with AcpTestClient.spawn(sys.executable, EXAMPLE, root=tmp_path) as c:
         await c.initialize()
         _, replayed = await c.load_session(sid)

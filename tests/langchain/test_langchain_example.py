@@ -63,7 +63,19 @@ async def test_acpkit_run_serves_the_example_with_its_modes(tmp_path: Path) -> N
         await c.initialize()
         sid = await c.new_session()
         await c.set_mode(sid, "readonly")
+        listed = await c.prompt("/tools", session_id=sid)
         r = await c.prompt("Write notes about the README.", session_id=sid)
+    assert listed.text == (
+        "Tools the model can call in mode readonly: 3 tools, 2 usable.\n"
+        "\n"
+        "Agent tools:\n"
+        "- `read_file` (read) — allowed — Read a text file (through the editor, so unsaved changes are seen).\n"
+        "- `write_file` (edit) — off in mode readonly — Write a text file through the editor.\n"
+        "\n"
+        "Plan tool:\n"
+        "- `write_todos` (think) — allowed — Use this tool to create and manage a structured task list for "
+        "your current work session."
+    )
     assert r.stop_reason == "end_turn"
     assert r.permission_requests == []  # read-only: the write is refused without asking
     write = next(t for t in r.tool_calls.values() if t.kind == "edit")

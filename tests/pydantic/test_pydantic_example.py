@@ -116,7 +116,22 @@ async def test_acpkit_run_serves_the_example(tmp_path: Path) -> None:
     ) as c:
         init = await c.initialize()
         sid = await c.new_session()
+        listed = await c.prompt("/tools", session_id=sid)
         r = await c.prompt("Look at README.md", session_id=sid)
     assert init.agent_info is not None and init.agent_info.name == "pydantic-example"
+    assert listed.text == (  # the client tools and the plan tool the agent uses, with the example's policy
+        "Tools the model can call in mode agentic: 4 tools, 4 usable (2 after asking).\n"
+        "\n"
+        "Client tools (the editor's files and terminal):\n"
+        "- `read_file` (read) — allowed — Read a text file of the project as the editor has it "
+        "(unsaved changes included).\n"
+        "- `run_command` (execute) — asks first — Run a command in the editor's terminal and return its "
+        "output and exit code.\n"
+        "- `write_file` (edit) — asks first — Create or overwrite a text file of the project with `content`.\n"
+        "\n"
+        "Plan tool:\n"
+        "- `update_plan` (think) — allowed — Replace the plan shown to the user with these steps "
+        "(always send the complete list)."
+    )
     assert r.stop_reason == "end_turn"
     assert (tmp_path / "acpkit-notes.md").read_text() == "# Notes\n\nFirst line of README.md: # Project\n"

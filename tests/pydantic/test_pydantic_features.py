@@ -147,8 +147,8 @@ async def test_tools_command_lists_the_agent_tools() -> None:
         await c.initialize()
         sid = await c.new_session()
         r = await c.prompt("/tools", session_id=sid)
-    assert "`read_file` (read): Read a file." in r.text
-    assert "`run_shell` (other): Run a shell command." in r.text
+    assert "- `read_file` (read) — allowed — Read a file." in r.text.splitlines()
+    assert "- `run_shell` (other) — allowed — Run a shell command." in r.text.splitlines()  # the developer's kind
     assert script.requests == []  # listing tools never calls the model
 
 

@@ -62,6 +62,8 @@ __all__ = [
     "ToolInfo",
     "ToolKind",
     "ToolLister",
+    "ToolListing",
+    "ToolSource",
     "Turn",
     "TurnUsage",
     "WireMcpServer",
@@ -328,16 +330,42 @@ class PermissionDecision:
         return self.outcome == "allow"
 
 
+ToolSource: TypeAlias = Literal["agent", "client", "plan", "mcp"]
+"""Where a tool comes from: the agent's own (`agent`), the client's files and terminal offered by the
+adapter (`client`: `read_file`, `write_file`, `run_command`), the plan tool (`plan`: `update_plan`,
+`write_todos`), or one of the session's MCP servers (`mcp`)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolInfo:
     """A tool as listed by `/tools`."""
 
     name: str
-    """Tool name."""
+    """Tool name, as the model sees it."""
     description: str = ""
     """One-line description."""
     kind: ToolKind | None = None
-    """ACP tool kind; `None` lets the server classify the name (with the developer's overrides)."""
+    """ACP tool kind; `None` (the usual) lets the server classify the name, with the developer's
+    overrides, exactly as it does for the tool's calls."""
+    source: ToolSource = "agent"
+    """Where the tool comes from; `/tools` groups the list by it."""
+    server: str | None = None
+    """The MCP server that provides the tool (`source="mcp"`)."""
+    decision: Literal["allow", "ask", "deny"] | None = None
+    """The runner's own rule for this tool, when it has one besides the server's (a permission
+    middleware inside a LangChain graph, say); `/tools` shows the most cautious of it and the
+    session's policy, mode and remembered answers."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolListing:
+    """What [`ToolLister.list_tools`][acpkit_core.runner.ToolLister.list_tools] returns: the tools and notes."""
+
+    tools: Sequence[ToolInfo] = ()
+    """Every tool the model can call in the session (the mode's filter is applied by the server)."""
+    notes: Sequence[str] = ()
+    """Lines shown after the list, for tools that cannot be listed now (an MCP server that did not
+    start, or one connected only when the first prompt arrives); never leave them out silently."""
 
 
 # --- Protocols ---------------------------------------------------------------------------------
@@ -572,10 +600,21 @@ class SessionDeleter(Protocol):
 
 @runtime_checkable
 class ToolLister(Protocol):
-    """Optional: lets `/tools` list the agent's tools."""
+    """Optional: lets `/tools` list the tools the model can call.
 
-    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
-        """The tools the agent would offer the model in this session."""
+    A runner that does not implement it still gets `/tools`, which then says the agent does not
+    list its tools.
+    """
+
+    async def list_tools(self, turn: Turn) -> Sequence[ToolInfo] | ToolListing:
+        """Every tool the model would be offered in `turn.session` now, whatever the mode.
+
+        Include the adapter's own tools (client tools, the plan tool) and the session's MCP
+        tools, with their [`source`][acpkit_core.runner.ToolInfo.source]. Do not filter by mode:
+        the server shows, for each tool, its kind and whether the current mode and permission
+        policy let it run. Called by the `/tools` command, on a turn that runs no model; the
+        turn gives the client's capabilities (`turn.host.can_read`, ...) and `turn.plan_only`.
+        """
         ...
 
 

@@ -26,7 +26,14 @@ from acpkit_core.errors import AcpKitError
 from acpkit_core.runner import McpServer, WireMcpServer, mcp_servers_from_wire
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-__all__ = ["McpServerError", "McpServerFailure", "McpServerLike", "McpTools", "tool_result_content"]
+__all__ = [
+    "MCP_SERVER_METADATA",
+    "McpServerError",
+    "McpServerFailure",
+    "McpServerLike",
+    "McpTools",
+    "tool_result_content",
+]
 
 McpServerLike: TypeAlias = McpServer | WireMcpServer
 """An MCP server description: core's (`acpkit_core.runner.McpServer`) or the SDK's, as `session/new` gives it."""
@@ -124,7 +131,11 @@ def tool_result_content(result: Any) -> str | list[dict[str, Any]]:
     return blocks
 
 
-def _tool(session: Any, spec: Any) -> BaseTool:
+MCP_SERVER_METADATA = "acp_mcp_server"
+"""The key of a tool's `metadata` that names the MCP server it comes from (`/tools` groups by it)."""
+
+
+def _tool(session: Any, spec: Any, server: str) -> BaseTool:
     name = str(spec.name)
 
     async def call(**arguments: Any) -> str | list[dict[str, Any]]:
@@ -136,7 +147,11 @@ def _tool(session: Any, spec: Any) -> BaseTool:
         return content
 
     tool = StructuredTool.from_function(
-        coroutine=call, name=name, description=spec.description or name, args_schema=dict(spec.input_schema)
+        coroutine=call,
+        name=name,
+        description=spec.description or name,
+        args_schema=dict(spec.input_schema),
+        metadata={MCP_SERVER_METADATA: server},
     )
     tool.handle_tool_error = True
     return tool
@@ -233,7 +248,7 @@ class McpTools:
             async with AsyncExitStack() as stack:
                 session = await _open(stack, server)
                 listed = await session.list_tools()
-                ready.set_result([_tool(session, spec) for spec in listed.tools])
+                ready.set_result([_tool(session, spec, server.name) for spec in listed.tools])
                 await self._stop.wait()
         except Exception as error:
             if not ready.done():

@@ -29,7 +29,7 @@ from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.permissions import EditHook
-from acpkit_core.runner import Session, ToolInfo, Turn
+from acpkit_core.runner import Session, ToolInfo, ToolListing, ToolSource, Turn
 from acpkit_core.stop import stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import BaseMessage
@@ -46,13 +46,17 @@ from ._context import Binding, current_binding
 from ._events import StreamMapper
 from ._gate import gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
-from ._mcp import McpTools
+from ._mcp import MCP_SERVER_METADATA, McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
+from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._session import LangGraphSessionState
 from ._stop import stop_reason_from_error
 
 __all__ = ["Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
+
+PLAN_TOOL_NAME = "write_todos"
+"""The tool that writes a graph's `todos` (LangChain's `TodoListMiddleware`, DeepAgents): its plan tool."""
 
 Graph: TypeAlias = Pregel[Any, Any, Any, Any]
 """A compiled LangGraph graph (`CompiledStateGraph` and anything else that is a `Pregel`)."""
@@ -212,17 +216,62 @@ class LangGraphRunner:
         self._mcp_unreported.clear()
         await self.embedded.aclose()
 
-    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
-        """The tools bound in the graph's tool node(s)."""
-        graph = await self.graph_for(session)
-        found: list[ToolInfo] = []
+    async def list_tools(self, turn: Turn) -> ToolListing:
+        """Every tool the graph's model can call in this session: the tools of its tool node(s)
+        (the graph's own, middleware tools such as `write_todos`, DeepAgents' built-ins) and the
+        session's MCP tools, which `AcpMcpMiddleware` adds to each model call."""
+        session = turn.session
+        if self.uses_mcp and session.mcp_servers and session.id not in self._mcp:
+            await self.open_session(session)
+        graph = await self.graph_for(session, turn.model_id)
+        connections = self._mcp.get(session.id)
+        mcp_tools = list(connections.tools) if connections else []
+        plans = "todos" in cast(Mapping[str, object], graph.channels)  # pyright: ignore[reportUnknownMemberType]
+        tools: list[ToolInfo] = []
+        names: set[str] = set()
+
+        policies = [p for m in permission_middlewares(graph) if (p := m.policy) is not None]
+
+        def add(tool: BaseTool) -> None:
+            if tool.name in names:
+                return
+            names.add(tool.name)
+            description = (tool.description or "").strip().split("\n")[0]
+            found = (tool.metadata or {}).get(MCP_SERVER_METADATA)
+            server = found if isinstance(found, str) else None
+            source: ToolSource = "mcp" if server else "plan" if plans and tool.name == PLAN_TOOL_NAME else "agent"
+            kind = turn.classify_tool(tool.name)
+            verdicts = {p.decide(tool.name, kind) for p in policies}
+            decision = "deny" if "deny" in verdicts else "ask" if "ask" in verdicts else None
+            info = ToolInfo(name=tool.name, description=description, source=source, server=server, decision=decision)
+            tools.append(info)
+
         for node in graph.nodes.values():
             bound = getattr(node, "bound", None)
             tools_by_name = getattr(bound, "tools_by_name", None)
             if isinstance(tools_by_name, Mapping):
-                for name, tool in cast(Mapping[str, BaseTool], tools_by_name).items():
-                    found.append(ToolInfo(name=name, description=(tool.description or "").split("\n")[0]))
-        return found
+                for tool in cast(Mapping[str, BaseTool], tools_by_name).values():
+                    add(tool)
+        notes: list[str] = []
+        if connections is not None:
+            notes += [f"MCP server `{f.server}` did not start: {f.reason}" for f in connections.failures]
+        unoffered = [t for t in mcp_tools if t.name not in names]
+        if has_mcp_middleware(graph):
+            for tool in unoffered:
+                add(tool)
+        elif missing := sorted({str((t.metadata or {}).get(MCP_SERVER_METADATA)) for t in unoffered}):
+            servers = ", ".join(f"`{m}`" for m in missing)
+            notes.append(
+                f"MCP server(s) {servers} are connected but the graph does not offer their tools: put "
+                "`SessionContext.mcp_tools` in the graph's tools, or add `AcpMcpMiddleware`."
+            )
+        if session.mcp_servers and not self.uses_mcp:
+            servers = ", ".join(f"`{s.name}`" for s in session.mcp_servers)
+            notes.append(
+                f"MCP server(s) {servers} are not connected: the graph has no `AcpMcpMiddleware` "
+                "and is not built by a `graph_factory`."
+            )
+        return ToolListing(tools=tools, notes=notes)
 
     # --- the turn ---------------------------------------------------------------------------------
 
@@ -356,6 +405,16 @@ async def _report(turn: Turn, connections: McpTools) -> None:
         turn.emit.new_message()
         await turn.emit.text(notice)
         turn.emit.new_message()
+
+
+def permission_middlewares(graph: Graph) -> list[AcpPermissionMiddleware]:
+    """The `AcpPermissionMiddleware`s of a `create_agent` graph (their policies apply besides the server's)."""
+    found: list[AcpPermissionMiddleware] = []
+    for node in graph.nodes.values():
+        owner = getattr(getattr(getattr(node, "bound", None), "afunc", None), "__self__", None)
+        if isinstance(owner, AcpPermissionMiddleware) and owner not in found:
+            found.append(owner)
+    return found
 
 
 def has_mcp_middleware(graph: Graph) -> bool:

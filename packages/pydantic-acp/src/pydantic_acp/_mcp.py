@@ -52,8 +52,13 @@ class SessionMcp:
     """The running MCP toolsets of one session."""
 
     def __init__(self, servers: Sequence[McpServer], *, cwd: str | None = None) -> None:
-        self.toolsets: list[AbstractToolset[Any]] = [mcp_toolset(s, cwd=cwd) for s in servers]
+        self._all = [mcp_toolset(s, cwd=cwd) for s in servers]
+        self.toolsets: list[AbstractToolset[Any]] = list(self._all)
         """One toolset per server that started."""
+        self.servers: dict[str, MCPToolset[Any]] = {}
+        """The toolset of each server that started, by server name."""
+        self.failures: dict[str, str] = {}
+        """Why each server that did not start failed, by server name."""
         self._names = [s.name for s in servers]
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
@@ -72,16 +77,33 @@ class SessionMcp:
                 await self._task
             self._task = None
 
+    async def listing(self) -> tuple[dict[str, str], list[str]]:
+        """The server of each tool the started servers offer (by tool name), and notes on the servers
+        whose tools cannot be listed (they did not start, or listing failed)."""
+        found: dict[str, str] = {}
+        notes = [f"MCP server `{name}` did not start: {why}" for name, why in sorted(self.failures.items())]
+        for name, toolset in sorted(self.servers.items()):
+            try:
+                tools = await toolset.list_tools()
+            except Exception as error:
+                notes.append(f"MCP server `{name}` did not list its tools: {error}")
+                continue
+            for tool in tools:
+                found.setdefault(tool.name, name)
+        return found, notes
+
     async def _hold(self) -> None:
         async with contextlib.AsyncExitStack() as stack:
             started: list[AbstractToolset[Any]] = []
-            for name, toolset in zip(self._names, self.toolsets, strict=True):
+            for name, toolset in zip(self._names, self._all, strict=True):
                 try:
                     await stack.enter_async_context(toolset)
                 except Exception as error:
                     logger.warning("MCP server %r did not start: %s", name, error)
+                    self.failures[name] = str(error) or type(error).__name__
                     continue
                 started.append(toolset)
+                self.servers[name] = toolset
             self.toolsets = started
             self._ready.set()
             await self._stop.wait()

@@ -20,7 +20,7 @@ from typing import Any, cast
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
-from acpkit_core.runner import Session, ToolInfo, Turn
+from acpkit_core.runner import Session, ToolInfo, ToolListing, Turn
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage
@@ -215,19 +215,42 @@ class PydanticRunner:
 
     # --- ToolLister ----------------------------------------------------------------------------
 
-    async def list_tools(self, session: Session) -> Sequence[ToolInfo]:
-        """The function tools the agent offers in this session (its own, MCP, and client tools)."""
+    async def list_tools(self, turn: Turn) -> ToolListing:
+        """Every tool the model would be offered in this session: the agent's own, the client tools
+        the client supports, the plan tool, and the tools of the session's MCP servers."""
+        session = turn.session
         agent = await self.agent_for(session)
-        seen: list[ToolInfo] = []
+        mcp = self._mcp.get(session.id)
+        toolsets: list[AbstractToolset[Any]] = [*self._session_toolsets(session)]
+        plan = self._plan_tool if self._plan_tool is not None else turn.plan_only
+        if plan:
+            toolsets.append(plan_toolset(turn))
+        if self._client_tools:
+            toolsets.append(client_toolset(turn, EventProjector(turn)))
+        offered: list[tuple[str, str]] = []
 
         def capture(messages: list[ModelMessage], info: AgentInfo) -> Any:
-            for tool in info.function_tools:
-                seen.append(ToolInfo(name=tool.name, description=_first_line(tool.description)))
+            offered.extend((tool.name, _first_line(tool.description)) for tool in info.function_tools)
             raise _ToolsListed
 
         with contextlib.suppress(_ToolsListed):
-            await agent.run("", model=FunctionModel(capture), toolsets=list(self._session_toolsets(session)))
-        return seen
+            deps = self._deps_factory(turn) if self._deps_factory else None
+            await agent.run("", model=FunctionModel(capture), deps=deps, toolsets=toolsets)
+        servers, notes = await mcp.listing() if mcp is not None else ({}, [])
+        if session.mcp_servers and not self._connect_mcp:
+            names = ", ".join(f"`{s.name}`" for s in session.mcp_servers)
+            notes.append(f"MCP servers {names} are not connected: the agent runs with connect_mcp_servers=False.")
+        tools: list[ToolInfo] = []
+        for name, description in offered:
+            if plan and name == PLAN_TOOL_NAME:
+                tools.append(ToolInfo(name=name, description=description, source="plan"))
+            elif self._client_tools and name in CLIENT_TOOL_NAMES:
+                tools.append(ToolInfo(name=name, description=description, source="client"))
+            elif name in servers:
+                tools.append(ToolInfo(name=name, description=description, source="mcp", server=servers[name]))
+            else:
+                tools.append(ToolInfo(name=name, description=description))
+        return ToolListing(tools=tools, notes=notes)
 
 
 async def _cancel_when(turn: Turn, token: CancellationToken) -> None:

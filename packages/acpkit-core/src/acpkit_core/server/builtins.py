@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from ..config import SelectOption
 from ..runner import Runner, StopReason, ToolLister, Turn
 from ..thinking import THINKING_OPTION
 from .session_manager import SessionManager
+from .tool_listing import tools_text
 from .turn import ServerTurn
 
 __all__ = ["BuiltinCommands"]
+
+logger = logging.getLogger("acpkit_core.server")
 
 
 class BuiltinCommands:
@@ -103,16 +108,16 @@ class BuiltinCommands:
         return "end_turn"
 
     async def command_tools(self, turn: Turn, args: str) -> StopReason | None:
-        """`/tools`: list the runner's tools."""
+        """`/tools`: every tool the model can call in this session, with its kind and status in the current mode."""
         if not isinstance(self.runner, ToolLister):
+            await turn.emit.text("This agent does not list its tools.")
             return "end_turn"
-        tools = await self.runner.list_tools(turn.session)
-        if not tools:
-            await turn.emit.text("No tools.")
+        live = await self.sessions.live(turn.session.id)
+        try:
+            listing = await self.runner.list_tools(turn)
+        except Exception as error:  # the runner's failure is told to the user, the session goes on
+            logger.exception("list_tools failed")
+            await turn.emit.text(f"Could not list the tools: {error or type(error).__name__}")
             return "end_turn"
-        lines = [
-            f"- `{t.name}` ({t.kind or turn.classify_tool(t.name)})" + (f": {t.description}" if t.description else "")
-            for t in tools
-        ]
-        await turn.emit.text("Tools:\n" + "\n".join(lines))
+        await turn.emit.text(tools_text(listing, turn, self.sessions.session_options.mode(live.session)))
         return "end_turn"

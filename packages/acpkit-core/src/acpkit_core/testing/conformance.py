@@ -49,6 +49,10 @@ open), which check that the adapter's hook reaches the server's turn.
 kind, locations, code output), which the runner must honour: report tool calls through
 `turn.tool_calls`, not with the emitter's raw `tool_call` methods.
 
+The `permission` agent also serves `/tools` (when the runner is a
+[`ToolLister`][acpkit_core.runner.ToolLister]): its listing must include `read_file` and
+`delete_file`; the scenario runs it with the standard modes.
+
 `memory` runs turn 2 on a *new* agent (a fresh `agent_factory("memory", options)` sharing the
 same SQLite file) after `session/load`, which checks that history survives a restart.
 
@@ -72,6 +76,7 @@ import pytest
 from acp import RequestError
 from acp.schema import (
     AgentMessageChunk,
+    AvailableCommandsUpdate,
     ContentToolCallContent,
     ImageContentBlock,
     TextContentBlock,
@@ -80,9 +85,10 @@ from acp.schema import (
 )
 
 from ..auth import AgentMethod, Authentication, AuthRequest
-from ..config import AgentOptions
+from ..config import STANDARD_MODES, AgentOptions
 from ..permissions import PermissionPolicy
 from ..presentation import ToolPresentation
+from ..runner import ToolLister
 from ..server import AcpAgent
 from .client import AcpTestClient
 
@@ -362,6 +368,37 @@ class RunnerConformance:
             elapsed = time.monotonic() - started
         assert r.stop_reason == "cancelled"
         assert elapsed < 1.0
+
+    async def test_tools_command(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """`/tools` on the `permission` agent: kinds and status from core, following the mode.
+
+        A runner that is not a [`ToolLister`][acpkit_core.runner.ToolLister] does not get `/tools`
+        (the default); one that is lists `read_file` and `delete_file` with their kinds, and the
+        status of each in the current mode.
+        """
+        with_modes = dataclasses.replace(options, modes=STANDARD_MODES)
+        agent = agent_factory("permission", with_modes)
+        async with AcpTestClient.connect(agent) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            commands = [u for u in c.updates[sid] if isinstance(u, AvailableCommandsUpdate)]
+            names = {cmd.name for u in commands for cmd in u.available_commands}
+            if not isinstance(agent.runner, ToolLister):
+                assert "tools" not in names  # no `/tools` without a listing
+                return
+            assert "tools" in names
+            agentic = await c.prompt("/tools", session_id=sid)
+            await c.set_mode(sid, "readonly")
+            readonly = await c.prompt("/tools", session_id=sid)
+        lines = agentic.text.splitlines()
+        assert lines[0].startswith("Tools the model can call in mode agentic: ")
+        assert any(line.startswith("- `read_file` (read) — allowed") for line in lines)
+        assert any(line.startswith("- `delete_file` (delete) — asks first") for line in lines)  # the policy asks
+        lines = readonly.text.splitlines()
+        assert lines[0].startswith("Tools the model can call in mode readonly: ")
+        assert any(line.startswith("- `read_file` (read) — allowed") for line in lines)
+        assert any(line.startswith("- `delete_file` (delete) — off in mode readonly") for line in lines)
+        assert agentic.permission_requests == [] and agentic.tool_calls == {}  # listing runs no tool
 
 
 REQUIRED_SCENARIOS = frozenset(name for name in vars(RunnerConformance) if name.startswith("test_"))
