@@ -52,6 +52,7 @@ from ._mcp_middleware import MCP_MIDDLEWARE_NAME
 from ._render import to_human_message
 from ._session import LangGraphSessionState
 from ._stop import stop_reason_from_error
+from ._warm import warm_up
 
 __all__ = ["Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
 
@@ -119,6 +120,7 @@ class LangGraphRunner:
             raise UserError("LangGraphRunner: pass exactly one of `graph` or `graph_factory`.")
         if self.graph is not None:
             check_graph(self.graph)
+        warm_up()
 
     # --- graphs -----------------------------------------------------------------------------------
 
@@ -183,6 +185,7 @@ class LangGraphRunner:
         """Disconnect the session's MCP servers and forget its graph."""
         for key in [k for k in self._graphs if k[0] == session.id]:
             del self._graphs[key]
+        self.embedded.forget(LangGraphSessionState.extract(session.state, session.id).thread_id)
         connections = self._mcp.pop(session.id, None)
         self._mcp_unreported.discard(session.id)
         if connections is not None:
