@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def _latest_blob(path: Path, thread_id: str) -> bytes:
 
 
 @contextlib.asynccontextmanager
-async def _saver(path: Path) -> Any:
+async def _saver(path: Path) -> AsyncGenerator[MessageSqliteSaver]:
     conn = await aiosqlite.connect(str(path))
     try:
         saver = MessageSqliteSaver(conn)
