@@ -139,8 +139,8 @@ class StdioAgent:
         self.next_id = 0
 
     @classmethod
-    async def start(cls, script: str, *args: str, state_dir: str) -> StdioAgent:
-        env = {**os.environ, "ACPKIT_STATE_DIR": state_dir}
+    async def start(cls, script: str, *args: str, state_dir: str, env: dict[str, str] | None = None) -> StdioAgent:
+        env = {**os.environ, "ACPKIT_STATE_DIR": state_dir, **(env or {})}
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
@@ -216,7 +216,9 @@ async def tools_over_stdio(script: str, args: list[str]) -> float:
 async def rss_after_big_prompt(script: str, args: list[str], megabytes: int = 20) -> tuple[float, float, float]:
     """Agent RSS (MB) before, right after, and after one more short turn, around a turn with a big prompt."""
     with tempfile.TemporaryDirectory() as state:
-        agent = await StdioAgent.start(script, *args, state_dir=state)
+        # Over the default 16 MiB prompt limit: raised for this agent.
+        limit = {"ACPKIT_MAX_PROMPT_BYTES": str(megabytes * 2_000_000)}
+        agent = await StdioAgent.start(script, *args, state_dir=state, env=limit)
         await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
         for i in range(3):
