@@ -18,9 +18,7 @@ left behind acceptable to any model:
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -48,7 +46,6 @@ __all__ = [
     "load_history",
     "repair_history",
     "save_history",
-    "warm_up",
 ]
 
 HISTORY_KEY = "pydantic_ai.messages"
@@ -147,48 +144,6 @@ def save_history(
         log.unload()
     else:
         log.memo = kept
-
-
-def warm_up() -> threading.Thread:
-    """Warm pydantic-ai up in a background thread: one throwaway streamed run, and the history codec.
-
-    The first run of a process builds pydantic-ai's run graph and schemas, and the first dump of
-    a history builds its serializer: together tens of milliseconds. The runner starts this when it
-    is created (before `initialize`), once per process, with an agent of its own (the user's agent
-    is never run), so the first prompt costs what later ones do.
-    """
-    global _warm_thread
-    with _warm_lock:
-        if _warm_thread is None:  # once per process
-            _warm_thread = threading.Thread(target=_warm, name="pydantic-acp-warm-up", daemon=True)
-            _warm_thread.start()
-        return _warm_thread
-
-
-_warm_lock = threading.Lock()
-_warm_thread: threading.Thread | None = None
-
-
-def _warm() -> None:
-    import asyncio
-
-    from pydantic_ai import Agent
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
-        yield "warm"
-
-    async def events(ctx: Any, stream: AsyncIterable[Any]) -> None:
-        async for _ in stream:
-            pass
-
-    async def run() -> None:
-        result = await Agent(FunctionModel(stream_function=stream)).run("warm up", event_stream_handler=events)
-        dumped = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
-        ModelMessagesTypeAdapter.validate_python(dumped)
-
-    with contextlib.suppress(Exception):  # warming is best effort: the first prompt is just slower
-        asyncio.run(run())
 
 
 def cap_attachments(messages: list[ModelMessage], limit: int | None) -> list[ModelMessage]:
