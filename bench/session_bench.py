@@ -372,8 +372,12 @@ def report_session(
         total[mark] = ow
         print(f"{mark:>6} | {ow:>9.2f} {oc:>9.2f} | {fw:>10.2f} {fc:>9.2f} | {ow - fw:>10.2f}")
     first, last = marks[0], marks[-1]
+    if added[last] <= 0:
+        ratio = f"{added[last]:.1f} ms, below the framework alone"
+    else:
+        ratio = f"{added[last] / max(added[first], 1e-6):.2f}x"
     print(
-        f"  turn {last} / turn {first}: added {added[last] / max(added[first], 1e-6):.2f}x (target <= 1.3x), "
+        f"  turn {last} / turn {first}: added {ratio} (target <= 1.3x), "
         f"total {total[last] / total[first]:.2f}x (target <= 1.5x)"
     )
     print(
