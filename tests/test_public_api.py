@@ -129,6 +129,7 @@ ADAPTER_ROLE_MODULES = frozenset(
         "_delegate",
         "_cli_adapter",
         "_ask",
+        "_warm",
     }
 )
 """The modules both adapters have, one per role (the table in docs/design.md)."""

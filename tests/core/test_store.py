@@ -541,3 +541,24 @@ async def test_an_older_file_is_migrated_without_its_secrets(tmp_path: Path) -> 
     assert await store.transcript("a") == [{"sessionUpdate": "x"}]
     await store.close()
     assert b"old-secret-3" not in path.read_bytes()
+
+
+async def test_a_big_value_does_not_stay_in_the_connection(tmp_path: Path) -> None:
+    """SQLite keeps a cached statement's last parameters and read buffers: after a big one, a new connection."""
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    s = _session("a")
+    s.history.append({"m": "small"})
+    await store.create(s)
+    first = store._db  # pyright: ignore[reportPrivateUsage]
+    await store.save(s, append=[{"sessionUpdate": "x"}])
+    assert store._db is first  # pyright: ignore[reportPrivateUsage]
+    s.history.append({"m": "y" * 1_200_000})
+    await store.save(s)
+    second = store._db  # pyright: ignore[reportPrivateUsage]
+    assert second is not first
+    got = await store.get("a")  # reading it back is as big: another connection
+    assert store._db is not second  # pyright: ignore[reportPrivateUsage]
+    assert [len(item["m"]) for item in got.session.history.take_loaded() or []] == [5, 1_200_000]
+    await store.append_transcript("a", [{"sessionUpdate": "x"}])  # and the store goes on working
+    assert len(await store.transcript("a")) == 2
+    await store.close()

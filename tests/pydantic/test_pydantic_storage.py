@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 from acp.schema import ImageContentBlock, UserMessageChunk
-from acpkit_core.runner import HttpMcpServer, StdioMcpServer
+from acpkit_core.runner import HistoryLog, HttpMcpServer, StdioMcpServer
 from acpkit_core.store import SqliteStore
 from acpkit_core.testing import AcpTestClient
 from pydantic_acp import create_acp_agent
@@ -113,3 +113,29 @@ async def test_mcp_secrets_from_session_new_are_not_stored(tmp_path: Path) -> No
         data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("s.sqlite3"))
     assert b"GITHUB_TOKEN" in data and b"/bin/true" in data
     assert b"ghp-secret-value-77" not in data and b"tok-secret-88" not in data
+
+
+async def test_a_history_too_big_to_keep_is_read_back_at_each_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic_acp import _history as history
+
+    monkeypatch.setattr(history, "KEPT_HISTORY_CHARS", 30)
+    agent = create_acp_agent(Agent(FunctionModel(stream_function=recall)), store=str(tmp_path / "s.sqlite3"))
+
+    def log() -> HistoryLog:
+        live = agent.sessions.open_session(sid)
+        assert live is not None
+        return live.session.history
+
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        assert (await c.prompt("alpha", session_id=sid)).text == "turn 1: alpha"
+        assert log().memo is not None and not log().unloaded  # "alpha" and "turn 1: alpha" fit in 30
+        # Over 30 characters: nothing is kept in memory, each turn starts from the history as stored.
+        assert (await c.prompt("beta", session_id=sid)).text == "turn 2: alpha | beta"
+        assert log().memo is None and log().unloaded
+        assert (await c.prompt("gamma", session_id=sid)).text == "turn 3: alpha | beta | gamma"
+        assert (await c.prompt("delta", session_id=sid)).text == "turn 4: alpha | beta | gamma | delta"
+        assert log().memo is None

@@ -165,7 +165,7 @@ class HistoryLog:
     so a memo never outlives the items it stands for.
     """
 
-    __slots__ = ("_loaded", "_pending", "_reset", "_saved", "memo")
+    __slots__ = ("_loaded", "_pending", "_reset", "_saved", "_unloaded", "memo")
 
     def __init__(self, items: Sequence[Any] = ()) -> None:
         """A log holding `items`, as read from the store."""
@@ -173,6 +173,7 @@ class HistoryLog:
         self._saved = len(self._loaded)
         self._pending: list[Any] = []
         self._reset = False
+        self._unloaded = False
         self.memo: Any = None
         """The runner's in-memory form of the items (never stored)."""
 
@@ -194,6 +195,17 @@ class HistoryLog:
         """Forget every item (`/clear`)."""
         self.replace(())
         self.memo = None
+
+    def unload(self) -> None:
+        """Keep nothing of the log in memory between turns: drop `memo`, and have the server read the
+        log back from the store before the session's next turn (for a history too big to keep)."""
+        self.memo = None
+        self._unloaded = True
+
+    @property
+    def unloaded(self) -> bool:
+        """True once [`unload`][acpkit_core.runner.HistoryLog.unload] was called."""
+        return self._unloaded
 
     def take_loaded(self) -> list[Any] | None:
         """The items read from the store, once (`None` afterwards, or after `replace`)."""

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acpkit_core.errors import UserError
 from acpkit_core.store import private_file
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
+
+if TYPE_CHECKING:
+    from ._message_saver import MessageSqliteSaver
 
 __all__ = ["CHECKPOINT_FILE", "EmbeddedCheckpointer", "with_checkpointer"]
 
@@ -41,6 +44,7 @@ class EmbeddedCheckpointer:
         """The Postgres URL, or `None`."""
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._conn: Any = None
+        self._messages: MessageSqliteSaver | None = None
         self._lock = asyncio.Lock()
 
     async def get(self) -> BaseCheckpointSaver[Any]:
@@ -55,17 +59,20 @@ class EmbeddedCheckpointer:
                     self._saver = InMemorySaver()
                 else:
                     import aiosqlite
-                    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+                    from ._message_saver import MessageSqliteSaver
 
                     self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                     private_file(self.path)
-                    self._conn = await aiosqlite.connect(str(self.path))
+                    # No statement cache: a cached statement keeps its last parameters and the buffer
+                    # it read a value into, so one big message would stay in memory for good.
+                    self._conn = await aiosqlite.connect(str(self.path), cached_statements=0)
                     await self._conn.execute("PRAGMA journal_mode=WAL")
                     # As the session store: a committed checkpoint survives the process being killed.
                     await self._conn.execute("PRAGMA synchronous=NORMAL")
-                    saver = AsyncSqliteSaver(self._conn)
+                    saver = MessageSqliteSaver(self._conn)
                     await saver.setup()
-                    self._saver = saver
+                    self._saver = self._messages = saver
             return self._saver
 
     async def _open_postgres(self, url: str) -> BaseCheckpointSaver[Any]:
@@ -100,12 +107,17 @@ class EmbeddedCheckpointer:
         self._conn = pool
         return saver
 
+    def forget(self, thread_id: str) -> None:
+        """Drop what the embedded saver keeps in memory for a thread (its session was closed)."""
+        if self._messages is not None:
+            self._messages.forget(thread_id)
+
     async def aclose(self) -> None:
         """Close the SQLite connection or the Postgres pool, if one was opened."""
         if self._conn is not None:
             await self._conn.close()
             self._conn = None
-            self._saver = None
+            self._saver = self._messages = None
 
 
 def with_checkpointer(graph: Pregel[Any, Any, Any, Any], saver: BaseCheckpointSaver[Any]) -> Pregel[Any, Any, Any, Any]:

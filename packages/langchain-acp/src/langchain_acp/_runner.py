@@ -52,6 +52,7 @@ from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._session import LangGraphSessionState
 from ._stop import stop_reason_from_error
+from ._warm import warm_up
 
 __all__ = ["Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
 
@@ -116,12 +117,14 @@ class LangGraphRunner:
     _mcp: dict[str, McpTools] = field(default_factory=dict[str, McpTools])
     _mcp_unreported: set[str] = field(default_factory=set[str])
     _open: set[str] = field(default_factory=set[str])
+    _preparing: asyncio.Future[None] | None = None
 
     def __post_init__(self) -> None:
         if (self.graph is None) == (self.graph_factory is None):
             raise UserError("LangGraphRunner: pass exactly one of `graph` or `graph_factory`.")
         if self.graph is not None:
             check_graph(self.graph)
+        warm_up()
 
     # --- graphs -----------------------------------------------------------------------------------
 
@@ -172,8 +175,13 @@ class LangGraphRunner:
 
         A server that fails to start leaves the session open with the other servers' tools; the
         next turn begins with an agent message naming the server and why (see `McpTools`).
+
+        With a fixed graph, the checkpointed copy of the graph (and the embedded saver) is also
+        prepared in the background, so the first prompt does not wait for it.
         """
         self._open.add(session.id)
+        if self.graph is not None and self._preparing is None:
+            self._preparing = asyncio.ensure_future(self._prepare(session))
         if not self.uses_mcp or not session.mcp_servers or session.id in self._mcp:
             return
         connections = McpTools(session.mcp_servers, on_error="report")
@@ -182,16 +190,25 @@ class LangGraphRunner:
         if connections.failures:
             self._mcp_unreported.add(session.id)
 
+    async def _prepare(self, session: Session) -> None:
+        try:
+            await self.graph_for(session)
+        except Exception:  # the first turn opens it again, and says why it fails
+            log("could not prepare the graph before the first turn")
+
     async def close_session(self, session: Session) -> None:
         """Disconnect the session's MCP servers and forget its graph."""
         for key in [k for k in self._graphs if k[0] == session.id]:
             del self._graphs[key]
+        self.embedded.forget(LangGraphSessionState.extract(session.state, session.id).thread_id)
         connections = self._mcp.pop(session.id, None)
         self._mcp_unreported.discard(session.id)
         if connections is not None:
             await connections.aclose()
         self._open.discard(session.id)
         if not self._open:  # the last session of this process: release the embedded saver
+            if self._preparing is not None:
+                await self._preparing  # never raises; its saver is closed just below
             self._graphs.clear()
             await self.embedded.aclose()
 
@@ -210,6 +227,8 @@ class LangGraphRunner:
 
     async def aclose(self) -> None:
         """Close every session's resources and the embedded checkpointer."""
+        if self._preparing is not None:
+            await self._preparing
         for connections in list(self._mcp.values()):
             await connections.aclose()
         self._mcp.clear()

@@ -3,7 +3,9 @@
 Each message is one item of the session's [`HistoryLog`][acpkit_core.runner.HistoryLog], as
 `ModelMessagesTypeAdapter` JSON. A turn appends the messages it added (repaired); the
 validated messages stay in memory (`HistoryLog.memo`) for the next turn, so a turn neither
-re-reads, re-validates nor re-dumps the whole conversation. Before it is stored,
+re-reads, re-validates nor re-dumps the whole conversation (a history holding more than
+`KEPT_HISTORY_CHARS` of text and attachments is the
+exception: it is read back from the store at each turn rather than kept). Before it is stored,
 [`repair_history`][pydantic_acp.repair_history] makes what a failed or cancelled turn
 left behind acceptable to any model:
 
@@ -16,11 +18,9 @@ left behind acceptable to any model:
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Sequence
-from dataclasses import replace
-from typing import Any
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
 from acpkit_core.runner import Session
 from acpkit_core.tool_calls import NOT_RUN_TEXT, STOPPED_TEXT
@@ -40,12 +40,12 @@ from pydantic_ai.messages import (
 __all__ = [
     "HISTORY_KEY",
     "INTERRUPTED_TOOL_TEXT",
+    "KEPT_HISTORY_CHARS",
     "NOT_RUN_TOOL_TEXT",
     "cap_attachments",
     "load_history",
     "repair_history",
     "save_history",
-    "warm_up",
 ]
 
 HISTORY_KEY = "pydantic_ai.messages"
@@ -58,15 +58,46 @@ NOT_RUN_TOOL_TEXT = NOT_RUN_TEXT
 """What the model is told about a tool call the stopped turn never started (core's `NOT_RUN_TEXT`)."""
 
 
+KEPT_HISTORY_CHARS = 4_000_000
+"""A history whose text and attachments (characters of text, bytes of binary content) add up to more
+is not kept in memory between turns: the server reads it back from the store before the next turn,
+so a 20 MB prompt does not stay in the process for the rest of the session."""
+
+
+@dataclass(slots=True)
+class _Memo:
+    """The validated messages of a log, and how big their text and attachments are."""
+
+    messages: list[ModelMessage]
+    size: int
+
+
+def _size(messages: Sequence[ModelMessage]) -> int:
+    total = 0
+    for message in messages:
+        for part in message.parts:
+            content: object = getattr(part, "content", None)
+            if isinstance(content, str):
+                total += len(content)
+            elif isinstance(content, list | tuple):
+                for item in cast(Sequence[object], content):
+                    if isinstance(item, str):
+                        total += len(item)
+                    elif isinstance(item, BinaryContent):
+                        total += len(item.data)
+    return total
+
+
 def load_history(session: Session) -> list[ModelMessage]:
     """The session's messages (a new list; the messages are shared with the in-memory copy).
 
-    Validated from the stored items on first use in a process, then kept in memory.
+    Validated from the stored items on first use in a process, then kept in memory (unless over
+    `KEPT_HISTORY_CHARS`).
     """
     log = session.history
     memo: Any = log.memo
-    if isinstance(memo, list) and len(memo) == len(log):  # pyright: ignore[reportUnknownArgumentType]
-        return list(memo)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(memo, _Memo) and len(memo.messages) == len(log):
+        return list(memo.messages)
     legacy = session.state.pop(HISTORY_KEY, None)
     loaded = log.take_loaded()
     if legacy and not loaded and not len(log):
@@ -74,7 +105,7 @@ def load_history(session: Session) -> list[ModelMessage]:
         log.replace(ModelMessagesTypeAdapter.dump_python(messages, mode="json"))
     else:
         messages = ModelMessagesTypeAdapter.validate_python(loaded or [])
-    log.memo = messages
+    log.memo = _Memo(messages, _size(messages))
     return list(messages)
 
 
@@ -93,53 +124,26 @@ def save_history(
     the new messages are dumped and stored; otherwise the whole history is rewritten. A binary
     prompt attachment larger than `max_attachment` (characters of its base64) reached the model in
     its own turn; the history keeps a note in its place. `not_run` is as for
-    [`repair_history`][pydantic_acp.repair_history].
+    [`repair_history`][pydantic_acp.repair_history]. A history over
+    `KEPT_HISTORY_CHARS` is unloaded
+    ([`HistoryLog.unload`][acpkit_core.runner.HistoryLog.unload]) instead of kept in memory.
     """
     log = session.history
     count = len(before)
+    memo: Any = log.memo
     if len(messages) >= count and all(a is b for a, b in zip(before, messages, strict=False)):
         added = cap_attachments(repair_history(messages[count:], not_run=not_run), max_attachment)
         log.append(*ModelMessagesTypeAdapter.dump_python(added, mode="json"))
-        log.memo = [*before, *added]
+        prior = memo.size if isinstance(memo, _Memo) and len(memo.messages) == count else _size(before)
+        kept = _Memo([*before, *added], prior + _size(added))
     else:
         full = cap_attachments(repair_history(messages, not_run=not_run), max_attachment)
         log.replace(ModelMessagesTypeAdapter.dump_python(full, mode="json"))
-        log.memo = full
-
-
-def warm_up() -> threading.Thread:
-    """Warm pydantic-ai up in a background thread: one throwaway streamed run, and the history codec.
-
-    The first run of a process builds pydantic-ai's run graph and schemas, and the first dump of
-    a history builds its serializer: together tens of milliseconds. The runner starts this when it
-    is created (before `initialize`), with an agent of its own (the user's agent is never run), so
-    the first prompt costs what later ones do.
-    """
-    thread = threading.Thread(target=_warm, name="pydantic-acp-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
-def _warm() -> None:
-    import asyncio
-
-    from pydantic_ai import Agent
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
-        yield "warm"
-
-    async def events(ctx: Any, stream: AsyncIterable[Any]) -> None:
-        async for _ in stream:
-            pass
-
-    async def run() -> None:
-        result = await Agent(FunctionModel(stream_function=stream)).run("warm up", event_stream_handler=events)
-        dumped = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
-        ModelMessagesTypeAdapter.validate_python(dumped)
-
-    with contextlib.suppress(Exception):  # warming is best effort: the first prompt is just slower
-        asyncio.run(run())
+        kept = _Memo(full, _size(full))
+    if kept.size > KEPT_HISTORY_CHARS:
+        log.unload()
+    else:
+        log.memo = kept
 
 
 def cap_attachments(messages: list[ModelMessage], limit: int | None) -> list[ModelMessage]:

@@ -34,7 +34,7 @@ from pydantic_ai.usage import UsageLimits
 from ._bridge import AcpBridge, ListeningAcpBridge
 from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
 from ._events import EventProjector
-from ._history import load_history, save_history, warm_up
+from ._history import load_history, save_history
 from ._lifecycle import LifecycleCards
 from ._mcp import SessionMcp
 from ._modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
@@ -42,6 +42,7 @@ from ._render import render_prompt
 from ._stop import stop_reason_from_error, stop_reason_from_messages
 from ._thinking import thinking_settings
 from ._unstreamed import streaming_model
+from ._warm import warm_up
 
 __all__ = ["AgentFactory", "DepsFactory", "PydanticRunner"]
 

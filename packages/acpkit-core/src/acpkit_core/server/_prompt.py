@@ -57,8 +57,8 @@ def _size(value: object) -> int:
     return 0
 
 
-def check_prompt_size(blocks: object, configured: int | None) -> None:
-    """Refuse a prompt whose text, data and resource content exceed the prompt size limit.
+def check_prompt_size(blocks: object, configured: int | None) -> int:
+    """Refuse a prompt whose text, data and resource content exceed the prompt size limit; else their size.
 
     Raises `PromptError` (-32602) naming the size, the limit and how to raise it.
     """
@@ -66,6 +66,7 @@ def check_prompt_size(blocks: object, configured: int | None) -> None:
     size = _size(blocks)
     if size > limit:
         raise PromptError(f"{format_size(size)} {MAX_PROMPT_BYTES.over(limit)}", field=None)
+    return size
 
 
 def prompt_title(prompt: Prompt) -> str | None:

@@ -48,6 +48,7 @@ from ._boundary import boundary
 from ._sdk import route_session_delete, route_wire_prompt
 from .builtins import BuiltinCommands
 from .commands import available_commands, collect_commands
+from .memory import limit_retained_memory
 from .options import SessionOptions
 from .outbox import Outbox
 from .session_manager import SessionManager
@@ -87,6 +88,7 @@ class AcpAgent:
         self.auth = ConnectionAuth(self.options.auth)
         """This connection's authentication state (`AgentOptions.auth`); a transport that authenticated
         the connection itself calls `auth.grant(...)`."""
+        limit_retained_memory()  # big blocks go back to the system when freed (glibc)
 
     def on_connect(self, conn: Client) -> None:
         """Called by the SDK with the connection to the client."""

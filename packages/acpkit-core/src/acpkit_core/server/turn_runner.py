@@ -25,6 +25,7 @@ from ..errors import AcpKitError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
+from . import memory
 from ._boundary import TurnFailed
 from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_title
 from .commands import match_command
@@ -76,7 +77,7 @@ class TurnRunner:
             raise SessionBusyError(
                 f"session {session_id!r} is still running a turn; wait for its response or send session/cancel"
             )
-        check_prompt_size(blocks, self.options.max_prompt_bytes)
+        size = check_prompt_size(blocks, self.options.max_prompt_bytes)
         parsed = parse_prompt(blocks)
         session = live.session
         session_options = self.sessions.session_options
@@ -101,12 +102,14 @@ class TurnRunner:
         )
         live.turn = turn
         live.idle.clear()
+        resident = memory.resident_bytes()
         try:
             return await self._run(live, turn, blocks)
         finally:
             live.turn = None
             live.reset_transcript = False
             live.idle.set()
+            _release_after_big_turn(size, resident, session.history.unloaded)
 
     def cancel(self, session_id: str) -> None:
         """End the session's running turn with `cancelled` (nothing when none runs)."""
@@ -130,8 +133,9 @@ class TurnRunner:
         )
         try:
             began = await store.begin_turn(session.id, self._owner)
-            if began.version != live.version:
-                await self.sessions.reload_state(live)  # another process ran turns of this session meanwhile
+            if began.version != live.version or session.history.unloaded:
+                # Another process ran turns of this session meanwhile, or the runner did not keep the history.
+                await self.sessions.reload_state(live)
             if began.interrupted:
                 closing = interruption_updates(await store.transcript(session.id))
                 await store.append_transcript(session.id, closing)
@@ -246,3 +250,13 @@ class TurnRunner:
         detail = display_line(lines[0], _CAUSE_LIMIT) if lines else ""
         cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
         return TurnFailed(cause, session_id=live.session.id, code=error_code(exc))
+
+
+def _release_after_big_turn(prompt_size: int, resident_before: int | None, unloaded: bool) -> None:
+    """Give memory back after a turn that carried a big prompt, grew the process, or unloaded its history."""
+    grown = False
+    if resident_before is not None:
+        now = memory.resident_bytes()
+        grown = now is not None and now - resident_before >= memory.RELEASE_AFTER_GROWTH
+    if grown or unloaded or prompt_size >= memory.RELEASE_AFTER_BYTES:
+        memory.release_memory_soon()

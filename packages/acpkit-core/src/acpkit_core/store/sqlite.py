@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import sqlite3
@@ -34,6 +35,8 @@ from .base import (
 )
 
 __all__ = ["SqliteStore"]
+
+logger = logging.getLogger("acpkit_core.store")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -73,6 +76,16 @@ _WORKER_THREAD_NAME = "acpkit-sqlite"
 """Prefix of the name of each store's worker thread."""
 
 _HOST = socket.gethostname()
+
+_REOPEN_AFTER_CHARS = 1_000_000
+"""A call that binds or reads more characters than this is followed by a new connection (see `_reopen`)."""
+
+
+class _Connection(sqlite3.Connection):
+    """The worker's connection; `moved` counts the characters the current call bound or read."""
+
+    moved: int = 0
+
 
 _T = TypeVar("_T")
 _Ts = TypeVarTuple("_Ts")
@@ -114,7 +127,7 @@ class SqliteStore:
         self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         private_file(self._path)
         self._timeout = timeout
-        self._db: sqlite3.Connection | None = None
+        self._db: _Connection | None = None
         self._closed = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_WORKER_THREAD_NAME)
         try:
@@ -133,7 +146,10 @@ class SqliteStore:
     # --- the worker thread ------------------------------------------------------------------------
 
     def _open(self) -> None:
-        db = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
+        self._db = self._connect()
+
+    def _connect(self) -> _Connection:
+        db = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None, factory=_Connection)
         try:
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
             if version < _SCHEMA_VERSION:
@@ -144,7 +160,7 @@ class SqliteStore:
         except BaseException:
             db.close()
             raise
-        self._db = db
+        return db
 
     def _close_db(self) -> None:
         db, self._db = self._db, None
@@ -155,7 +171,28 @@ class SqliteStore:
         db = self._db
         if db is None:
             raise self._closed_error()
-        return fn(db, *args)
+        db.moved = 0
+        try:
+            return fn(db, *args)
+        finally:
+            if db.moved >= _REOPEN_AFTER_CHARS:
+                self._reopen(db)
+
+    def _reopen(self, db: _Connection) -> None:
+        """Replace the connection after a call that bound or read a big value.
+
+        SQLite keeps a copy of a cached statement's last parameters, and the buffer a statement
+        read a value into, until the statement runs again or is finalized: after a 20 MB prompt,
+        tens of megabytes would stay in the process for good. A new connection drops them (about
+        a millisecond, only after such calls).
+        """
+        try:
+            fresh = self._connect()
+        except Exception:
+            logger.warning("session store %s: could not reopen the connection", self._path, exc_info=True)
+            return
+        self._db = fresh
+        db.close()
 
     async def _call(self, fn: Callable[[sqlite3.Connection, *_Ts], _T], *args: *_Ts) -> _T:
         """Run `fn(connection, *args)` on the worker thread and await its result."""
@@ -336,9 +373,15 @@ def _read(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
         db.execute("COMMIT")
 
 
+def _moved(db: sqlite3.Connection, chars: int) -> None:
+    if isinstance(db, _Connection):
+        db.moved += chars
+
+
 def _append_history(db: sqlite3.Connection, session_id: str, items: Sequence[str]) -> None:
     if not items:
         return
+    _moved(db, sum(len(item) for item in items))
     row = db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM history WHERE session_id = ?", (session_id,)).fetchone()
     base = int(row[0])
     db.executemany(
@@ -348,6 +391,7 @@ def _append_history(db: sqlite3.Connection, session_id: str, items: Sequence[str
 
 
 def _insert_transcript(db: sqlite3.Connection, session_id: str, batch: str) -> None:
+    _moved(db, len(batch))
     db.execute(
         "INSERT INTO transcript (session_id, seq, updates) VALUES "
         "(?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM transcript WHERE session_id = ?), ?)",
@@ -363,6 +407,7 @@ def _create(
         for table in ("transcript", "history", "leases"):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (row[0],))
         if lines is not None:
+            _moved(db, len(lines))
             db.execute("INSERT INTO transcript (session_id, seq, updates) VALUES (?, 0, ?)", (row[0], lines))
         _append_history(db, row[0], items)
 
@@ -373,6 +418,7 @@ def _get(db: sqlite3.Connection, session_id: str) -> StoredSession:
         if row is None:
             raise SessionNotFoundError(session_id)
         items = db.execute("SELECT item FROM history WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+    _moved(db, sum(len(item) for (item,) in items))
     history = [json.loads(item) for (item,) in items]
     return StoredSession(
         session=session_from_json(json.loads(row[0]), history), server=json.loads(row[1]), version=int(row[2])
@@ -478,6 +524,7 @@ def _transcript(db: sqlite3.Connection, session_id: str) -> list[JsonDict]:
         rows = db.execute("SELECT updates FROM transcript WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
     out: list[JsonDict] = []
     for (batch,) in rows:
+        _moved(db, len(batch))
         out.extend(json.loads(batch))
     return out
 

@@ -1,0 +1,114 @@
+"""Giving memory back to the system after a turn that carried a big prompt or history.
+
+A 20 MB prompt leaves, once its turn is over, garbage held in reference cycles (LangGraph's
+tasks and frames) and, with glibc's default allocator settings, tens of megabytes of freed
+blocks the allocator keeps for later: after freeing one big block glibc raises its mmap and trim
+thresholds to that block's size (up to 32 MB and 64 MB), so later big blocks come from its heaps,
+whose free tops `malloc_trim` does not return for the heaps of other threads.
+
+So a process that serves an agent fixes glibc's mmap threshold at 1 MiB
+([`limit_retained_memory`][acpkit_core.server.memory.limit_retained_memory]: a block that big is
+always its own mapping, returned to the system when freed), and after a turn that carried a big
+prompt or grew the process, the server collects the cycles and asks `malloc_trim` to return free
+pages ([`release_memory`][acpkit_core.server.memory.release_memory], shortly after the response,
+once the request's own references are gone: a full collection takes tens of milliseconds, paid
+only after such turns). The process then shrinks back to about its size before the prompt.
+Elsewhere than glibc only the collection runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import gc
+import os
+import sys
+from typing import Any
+
+__all__ = [
+    "MMAP_THRESHOLD",
+    "RELEASE_AFTER_BYTES",
+    "RELEASE_AFTER_GROWTH",
+    "limit_retained_memory",
+    "release_memory",
+    "release_memory_soon",
+    "resident_bytes",
+]
+
+RELEASE_AFTER_BYTES = 4_000_000
+"""A prompt at least this big (text, data and resource content, as the size limit counts it)
+releases memory once its turn is over."""
+
+RELEASE_AFTER_GROWTH = 16 * 1024 * 1024
+"""So does a turn during which the process grew by at least this many bytes (where the resident
+size can be read: Linux), whatever made it grow (a big tool result, a big message read back)."""
+
+MMAP_THRESHOLD = 1024 * 1024
+"""glibc's `M_MMAP_THRESHOLD` in a serving process: blocks this big are mapped on their own."""
+
+_M_MMAP_THRESHOLD = -3
+"""`mallopt` parameter number (glibc's malloc.h)."""
+
+_DELAY_S = 0.1
+"""How long after the turn the release runs (the response and the request are gone by then)."""
+
+
+def _libc() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]  # glibc only: musl has no malloc_trim
+        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _libc()
+_limited = False
+_pending: set[asyncio.AbstractEventLoop] = set()
+
+
+def limit_retained_memory() -> None:
+    """Fix glibc's mmap threshold (once per process; not when `MALLOC_MMAP_THRESHOLD_` is set)."""
+    global _limited
+    if _limited or _LIBC is None or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return
+    _limited = True
+    _LIBC.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+
+
+def release_memory() -> None:
+    """Collect garbage in cycles, then return the allocator's free pages to the system (glibc)."""
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def release_memory_soon() -> None:
+    """Run [`release_memory`][acpkit_core.server.memory.release_memory] on the running loop shortly
+    (once, however many turns ask before it runs)."""
+    loop = asyncio.get_running_loop()
+    if loop in _pending:
+        return
+    _pending.add(loop)
+
+    def run() -> None:
+        _pending.discard(loop)
+        release_memory()
+
+    loop.call_later(_DELAY_S, run)
+
+
+def resident_bytes() -> int | None:
+    """The process's resident size in bytes (Linux), else `None`."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
