@@ -63,9 +63,13 @@ async def test_wire_methods_and_codes(tmp_path: Path) -> None:
     new = await raw.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
     sid = new["result"]["sessionId"]
     assert new["result"]["modes"]["currentModeId"] == "agentic"
-    for method in ("authenticate", "session/set_model", "_acpkit/nothing", "logout"):
+    for method in ("session/set_model", "_acpkit/nothing", "logout"):
         reply = await raw.request(method, {"sessionId": sid, "methodId": "x", "modelId": "m"})
         assert reply["error"]["code"] == -32601, method
+    # `authenticate` exists, but this agent offers no method to authenticate with
+    reply = await raw.request("authenticate", {"methodId": "x"})
+    assert reply["error"]["code"] == -32602
+    assert "unknown authentication method 'x': this agent offers none" in json.dumps(reply["error"])
     assert "result" in await raw.request("session/resume", {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []})
     fork = await raw.request("session/fork", {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []})
     listed = await raw.request("session/list", {})

@@ -18,7 +18,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 
 @dataclass(kw_only=True)
-class RequestSent(CustomEvent):
+class RequestCounted(CustomEvent):
     messages: int
 
 
@@ -50,7 +50,7 @@ def build() -> Agent[object, str]:
 
     @hooks.on.before_model_request
     async def announce(ctx: RunContext[object], request_context: ModelRequestContext) -> ModelRequestContext:
-        await ctx.emit(RequestSent(messages=len(request_context.messages)))
+        await ctx.emit(RequestCounted(messages=len(request_context.messages)))
         return request_context
 
     agent = Agent(FunctionModel(reply), capabilities=[ProcessHistory(summarize), hooks])
@@ -82,9 +82,9 @@ async def test_history_processing_and_events_are_cards_when_asked() -> None:
     assert first.stop_reason == second.stop_reason == "end_turn"
     # turn 1: a request with the prompt, the tool's event, a request with the prompt, the call and its result
     assert _cards(first.updates) == [
-        ("Request sent", "other", "completed", {"messages": 1}),
+        ("Request counted", "other", "completed", {"messages": 1}),
         ("Rows scanned (scan)", "other", "completed", {"rows": 3}),
-        ("Request sent", "other", "completed", {"messages": 3}),
+        ("Request counted", "other", "completed", {"messages": 3}),
     ]
     assert first.tool_calls["scan-1"].status == "completed"  # the real tool call is unchanged
     assert first.text == "Scanned."
@@ -97,7 +97,7 @@ async def test_history_processing_and_events_are_cards_when_asked() -> None:
     )
     assert processed.raw_input == {"messages_before": 5, "messages_after": 2, "messages_rewritten": 1}
     assert processed.content == [tool_content(text_block("4 earlier messages: a users scan."))]
-    assert [c[0] for c in _cards(second.updates)] == ["History processed (5 → 2 messages)", "Request sent"]
+    assert [c[0] for c in _cards(second.updates)] == ["History processed (5 → 2 messages)", "Request counted"]
     assert second.text == "Again."
     # kept in the transcript: a reload shows them again
     assert len(_cards(replayed)) == len(_cards(first.updates)) + len(_cards(second.updates))
