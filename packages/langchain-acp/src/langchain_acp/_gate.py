@@ -37,7 +37,7 @@ from langgraph.types import Command
 
 from ._context import Binding, current_binding
 from ._history import NOT_RUN_TEXT
-from ._threads import ThreadToolTwin, running_loop
+from ._threads import ThreadToolTwin, ToolEventsOnly, running_loop
 
 __all__ = [
     "AcpToolGate",
@@ -137,7 +137,7 @@ def gated_graph(graph: Pregel[Any, Any, Any, Any], edit: EditHook | None = None)
     return graph.copy(update={"nodes": {**graph.nodes, **nodes}})
 
 
-class AcpToolGate(AsyncCallbackHandler):
+class AcpToolGate(ToolEventsOnly, AsyncCallbackHandler):
     """Refuses, before the tool body runs, every tool run of the turn the gate does not allow.
 
     Added by the runner (and by `AcpCallbackHandler.handlers()` for hand-built servers) to the
@@ -176,26 +176,6 @@ class AcpToolGate(AsyncCallbackHandler):
     def thread_twin(self) -> ThreadToolGate:
         """The twin that gates sync tools in worker threads, on the binding's event loop."""
         return ThreadToolGate(self)
-
-    @property
-    def ignore_llm(self) -> bool:
-        """Not for model events."""
-        return True
-
-    @property
-    def ignore_chain(self) -> bool:
-        """Not for chain events."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Not for retriever events."""
-        return True
-
-    @property
-    def ignore_chat_model(self) -> bool:
-        """Not for chat model events."""
-        return True
 
     async def on_tool_start(
         self,

@@ -17,19 +17,8 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-class ThreadToolTwin(BaseCallbackHandler):
-    """A sync handler that takes only the tool events raised in worker threads (no running loop).
-
-    Subclasses forward those events to their async owner's event loop; events raised where a loop
-    runs belong to the owner itself.
-    """
-
-    run_inline = True
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Tool events where an event loop is running belong to the async owner."""
-        return running_loop() is not None
+class ToolEventsOnly:
+    """A callback handler that hears tool events only (LangChain asks it through these flags)."""
 
     @property
     def ignore_llm(self) -> bool:
@@ -50,3 +39,18 @@ class ThreadToolTwin(BaseCallbackHandler):
     def ignore_chat_model(self) -> bool:
         """Not for chat model events."""
         return True
+
+
+class ThreadToolTwin(ToolEventsOnly, BaseCallbackHandler):
+    """A sync handler that takes only the tool events raised in worker threads (no running loop).
+
+    Subclasses forward those events to their async owner's event loop; events raised where a loop
+    runs belong to the owner itself.
+    """
+
+    run_inline = True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Tool events where an event loop is running belong to the async owner."""
+        return running_loop() is not None
