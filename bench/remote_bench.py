@@ -27,11 +27,13 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import websockets
+from _ws_raw import RawWebSocket
 
 AGENT = Path(__file__).parent / "_remote_agent.py"
 _SERVING = re.compile(rb"on (ws://127\.0\.0\.1:\d+/acp)")
@@ -91,7 +93,41 @@ def peak_rss_mib(pid: int) -> float:
 # --- 1. per chunk -----------------------------------------------------------------------------
 
 
-async def stdio_seconds(chunks: int) -> float:
+def cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of process `pid` so far (the scheduler's, in ns: finer than clock ticks)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
+@dataclass
+class Cost:
+    """One timed prompt: wall seconds, the agent process's CPU seconds and this (client) process's."""
+
+    wall: float
+    agent: float
+    client: float
+
+
+class Timer:
+    """Measures wall, agent CPU and client CPU around one prompt."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def __enter__(self) -> Timer:
+        self._agent, self._client = cpu_seconds(self.pid), time.process_time()
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        wall = time.perf_counter() - self._wall
+        self.cost = Cost(wall, cpu_seconds(self.pid) - self._agent, time.process_time() - self._client)
+
+
+async def stdio_cost(chunks: int) -> Cost:
     process = await asyncio.create_subprocess_exec(
         sys.executable, str(AGENT), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=2**24,
         env={**os.environ, "BENCH_STORE": "memory"},
@@ -113,15 +149,38 @@ async def stdio_seconds(chunks: int) -> float:
     await call(INIT)
     sid = (await call(_new(1)))["result"]["sessionId"]
     await call(_prompt(2, sid, "10"))  # warm up
-    start = time.perf_counter()
-    await call(_prompt(3, sid, str(chunks)))
-    elapsed = time.perf_counter() - start
+    with Timer(process.pid) as timer:
+        await call(_prompt(3, sid, str(chunks)))
     stdin.close()
     await process.wait()
-    return elapsed
+    return timer.cost
 
 
-async def ws_seconds(url: str, chunks: int) -> float:
+async def ws_raw_cost(pid: int, url: str, chunks: int) -> Cost:
+    """Over WebSocket with the raw client (`_ws_raw.py`: splits frames as the stdio client splits lines)."""
+    ws = await RawWebSocket.connect(url)
+
+    async def call(message: dict[str, Any]) -> dict[str, Any]:
+        ws.send_text(json.dumps(message))
+        while True:
+            frame = await ws.text()
+            if b'"method"' in frame[:40]:
+                continue
+            answer = json.loads(frame)
+            if answer.get("id") == message["id"]:
+                return answer
+
+    await call(INIT)
+    sid = (await call(_new(1)))["result"]["sessionId"]
+    await call(_prompt(2, sid, "10"))
+    with Timer(pid) as timer:
+        await call(_prompt(3, sid, str(chunks)))
+    await ws.close()
+    return timer.cost
+
+
+async def ws_lib_cost(pid: int, url: str, chunks: int) -> Cost:
+    """Over WebSocket with the `websockets` library's client (what a Python client would use)."""
     async with websockets.connect(url, max_size=None) as ws:
 
         async def call(message: dict[str, Any]) -> dict[str, Any]:
@@ -137,12 +196,12 @@ async def ws_seconds(url: str, chunks: int) -> float:
         await call(INIT)
         sid = (await call(_new(1)))["result"]["sessionId"]
         await call(_prompt(2, sid, "10"))
-        start = time.perf_counter()
-        await call(_prompt(3, sid, str(chunks)))
-        return time.perf_counter() - start
+        with Timer(pid) as timer:
+            await call(_prompt(3, sid, str(chunks)))
+        return timer.cost
 
 
-async def http_seconds(url: str, chunks: int) -> float:
+async def http_cost(pid: int, url: str, chunks: int) -> Cost:
     url = url.replace("ws://", "http://")
     async with httpx.AsyncClient(timeout=httpx.Timeout(60, read=None)) as http:
         first = await http.post(url, json=INIT)
@@ -163,11 +222,35 @@ async def http_seconds(url: str, chunks: int) -> float:
 
             sid = (await call(_new(1)))["result"]["sessionId"]
             await call(_prompt(2, sid, "10"), sid)
-            start = time.perf_counter()
-            await call(_prompt(3, sid, str(chunks)), sid)
-            elapsed = time.perf_counter() - start
+            with Timer(pid) as timer:
+                await call(_prompt(3, sid, str(chunks)), sid)
         await http.delete(url, headers=conn)
-        return elapsed
+        return timer.cost
+
+
+async def per_chunk(args: argparse.Namespace) -> None:
+    names = ("stdio", "WebSocket", "WebSocket, websockets client", "Streamable HTTP")
+    costs: dict[str, list[Cost]] = {name: [] for name in names}
+    async with serve("memory") as (process, url):
+        for _ in range(args.runs):
+            costs["stdio"].append(await stdio_cost(args.chunks))
+            costs["WebSocket"].append(await ws_raw_cost(process.pid, url, args.chunks))
+            costs["WebSocket, websockets client"].append(await ws_lib_cost(process.pid, url, args.chunks))
+            costs["Streamable HTTP"].append(await http_cost(process.pid, url, args.chunks))
+
+    def best(name: str, part: str) -> float:
+        return min(getattr(c, part) for c in costs[name]) / args.chunks * 1e6
+
+    print(f"\n1. per streamed chunk: µs/chunk, best of {args.runs} runs of {args.chunks} chunks (x: vs stdio)")
+    print("   wall: the prompt's wall time; agent: CPU of the agent process; client: CPU of the bench's client")
+    print(f"   {'transport':<30}{'wall':>8}{'':>8}{'agent':>8}{'':>8}{'client':>8}{'':>8}{'target':>8}")
+    targets = {"WebSocket": "1.3x", "Streamable HTTP": "2x"}
+    for name in names:
+        cells = ""
+        for part in ("wall", "agent", "client"):
+            value = best(name, part)
+            cells += f"{value:>8.1f}{value / best('stdio', part):>7.2f}x"
+        print(f"   {name:<30}{cells}{targets.get(name, ''):>8}")
 
 
 # --- 2. load ------------------------------------------------------------------------------------
@@ -262,39 +345,32 @@ async def failover(store: str) -> float:
 
 
 async def main(args: argparse.Namespace) -> None:
-    print(f"remote bench: {os.cpu_count()} cores; chunks={args.chunks} runs={args.runs} "
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"remote bench: {os.cpu_count()} cores, load average {load}; chunks={args.chunks} runs={args.runs} "
           f"sessions={args.sessions}x{args.load_chunks}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["ACPKIT_STATE_DIR"] = str(Path(tmp) / "state")
-        stdio, ws, http = [], [], []
-        async with serve("memory") as (_, url):
-            for _ in range(args.runs):
-                stdio.append(await stdio_seconds(args.chunks))
-                ws.append(await ws_seconds(url, args.chunks))
-                http.append(await http_seconds(url, args.chunks))
-        base = min(stdio) / args.chunks * 1e6
-        print("\n1. per streamed chunk (best of runs)")
-        print(f"   {'transport':<18}{'µs/chunk':>10}{'vs stdio':>10}{'target':>9}")
-        for name, times, target in (("stdio", stdio, ""), ("WebSocket", ws, "1.3x"), ("Streamable HTTP", http, "2x")):
-            per = min(times) / args.chunks * 1e6
-            print(f"   {name:<18}{per:>10.1f}{per / base:>9.2f}x{target:>9}")
+        if "1" in args.only:
+            await per_chunk(args)
 
-        print(f"\n2. {args.sessions} concurrent WebSocket sessions x {args.load_chunks} chunks (2 client processes)")
-        print(f"   {'replicas':<10}{'wall s':>8}{'chunks/s':>10}{'p50 ms':>9}{'p99 ms':>9}   peak RSS per replica")
-        store = str(Path(tmp) / "load.sqlite3")
-        for replicas in (1, 2):
-            async with contextlib.AsyncExitStack() as stack:
-                servers = [await stack.enter_async_context(serve(store)) for _ in range(replicas)]
-                wall, lat = await load([u for _, u in servers], args.sessions, args.load_chunks)
-                rss = ", ".join(f"{peak_rss_mib(p.pid):.0f} MiB" for p, _ in servers)
-            total = args.sessions * args.load_chunks
-            assert len(lat) == total, (len(lat), total)
-            print(
-                f"   {replicas:<10}{wall:>8.2f}{total / wall:>10.0f}{pct(lat, 0.5):>9.1f}{pct(lat, 0.99):>9.1f}   {rss}"
-            )
+        if "2" in args.only:
+            print(f"\n2. {args.sessions} concurrent WebSocket sessions x {args.load_chunks} chunks (2 client processes)")
+            print(f"   {'replicas':<10}{'wall s':>8}{'chunks/s':>10}{'p50 ms':>9}{'p99 ms':>9}   peak RSS per replica")
+            store = str(Path(tmp) / "load.sqlite3")
+            for replicas in (1, 2):
+                async with contextlib.AsyncExitStack() as stack:
+                    servers = [await stack.enter_async_context(serve(store)) for _ in range(replicas)]
+                    wall, lat = await load([u for _, u in servers], args.sessions, args.load_chunks)
+                    rss = ", ".join(f"{peak_rss_mib(p.pid):.0f} MiB" for p, _ in servers)
+                total = args.sessions * args.load_chunks
+                assert len(lat) == total, (len(lat), total)
+                print(
+                    f"   {replicas:<10}{wall:>8.2f}{total / wall:>10.0f}{pct(lat, 0.5):>9.1f}{pct(lat, 0.99):>9.1f}   {rss}"
+                )
 
-        seconds = await failover(str(Path(tmp) / "failover.sqlite3"))
-        print(f"\n3. failover: SIGKILL of replica A to the first update replayed by B: {seconds * 1000:.0f} ms")
+        if "3" in args.only:
+            seconds = await failover(str(Path(tmp) / "failover.sqlite3"))
+            print(f"\n3. failover: SIGKILL of replica A to the first update replayed by B: {seconds * 1000:.0f} ms")
 
 
 if __name__ == "__main__":
@@ -303,6 +379,7 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--load-chunks", type=int, default=100)
+    parser.add_argument("--only", default="123", help="the figures to measure, e.g. `1` or `23`")
     parser.add_argument("--quick", action="store_true", help="small numbers: checks every figure runs")
     ns = parser.parse_args()
     if ns.quick:

@@ -33,6 +33,7 @@ from ..store import SessionPage, SessionStore, StoredSession, TurnStart, open_st
 from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
 from .app import Endpoint, Limits
 from .auth import Tokens, is_loopback
+from .wsprotocol import websocket_protocol
 
 __all__ = ["RemoteServer", "ServeOptions", "SharedStore", "run_remote", "serve_remote", "serve_signals"]
 
@@ -206,6 +207,7 @@ class RemoteServer:
             self.endpoint.app(),
             host=self.options.host,
             port=self.options.port,
+            ws=websocket_protocol(),  # uvicorn's, writing the frames of one loop pass in one socket write
             ws_max_size=limit + (limit >> 1) + 4096,  # a little over: the endpoint answers the limit itself
             # Compressing each streamed chunk (tens of bytes) costs more CPU than it saves bytes.
             ws_per_message_deflate=False,

@@ -1,0 +1,162 @@
+"""WebSocket frames on the wire: one JSON-RPC message per text frame, in order, however fast they are sent.
+
+The server writes the frames of one event-loop pass in one socket write (`acpkit_core.remote.wsprotocol`);
+these tests read the raw bytes to check that this changes nothing a client can see but the
+number of writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import struct
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from acpkit_core.remote.wsprotocol import FLUSH_BYTES, CorkedTransport, text_frame, websocket_protocol
+from replicas import replica
+
+_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+class RawFrames:
+    """A WebSocket client on a bare socket: sends masked text frames, reads the server's frames as they are."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def connect(cls, url: str) -> RawFrames:
+        parts = urlsplit(url)
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        assert head.startswith("HTTP/1.1 101 "), head
+        accept = base64.b64encode(hashlib.sha1(key.encode() + _GUID).digest()).decode()
+        assert f"\r\nSec-WebSocket-Accept: {accept}\r\n" in head
+        return cls(reader, writer)
+
+    def send(self, message: dict[str, Any]) -> None:
+        payload = json.dumps(message).encode()
+        mask = os.urandom(4)
+        masked = bytes(b ^ m for b, m in zip(payload, mask * (len(payload) // 4 + 1), strict=False))
+        n = len(payload)
+        if n < 126:
+            head = struct.pack("!BB", 0x81, 0x80 | n)
+        elif n < 1 << 16:
+            head = struct.pack("!BBH", 0x81, 0x80 | 126, n)
+        else:
+            head = struct.pack("!BBQ", 0x81, 0x80 | 127, n)
+        self.writer.write(head + mask + masked)
+
+    async def frame(self) -> tuple[int, bytes]:
+        """The next frame: (first header byte, payload); asserts the server did not mask it."""
+        b0, b1 = await self.reader.readexactly(2)
+        assert not b1 & 0x80, "a server frame must not be masked"
+        n = b1 & 0x7F
+        if n == 126:
+            (n,) = struct.unpack("!H", await self.reader.readexactly(2))
+        elif n == 127:
+            (n,) = struct.unpack("!Q", await self.reader.readexactly(8))
+        return b0, await self.reader.readexactly(n)
+
+    async def message(self) -> dict[str, Any]:
+        """The next frame, which must be one whole text message holding one JSON-RPC object."""
+        b0, payload = await self.frame()
+        assert b0 == 0x81, f"expected a final text frame, got first byte {b0:#04x}"
+        message = json.loads(payload)  # one JSON value: raises on NDJSON or two objects in a frame
+        assert isinstance(message, dict) and message["jsonrpc"] == "2.0", message
+        return message
+
+    async def call(self, request_id: int, method: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Send a request; every message up to and including its answer, in the order received."""
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        received: list[dict[str, Any]] = []
+        while not received or received[-1].get("id") != request_id or "method" in received[-1]:
+            received.append(await self.message())
+        return received
+
+
+async def test_a_burst_arrives_one_message_per_text_frame_in_order(tmp_path: Path) -> None:
+    words = ["s" * 300, "L" * (FLUSH_BYTES + 5000)] + [f"w{i}" for i in range(2000)]
+    async with replica(str(tmp_path / "frames.sqlite3")) as served:
+        ws = await RawFrames.connect(served.url)
+        (init,) = await ws.call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        assert init["result"]["protocolVersion"] == 1
+        created = await ws.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
+        sid = created[-1]["result"]["sessionId"]
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "say " + " ".join(words)}]}
+        received = await ws.call(2, "session/prompt", prompt)
+        ws.writer.close()
+        with contextlib.suppress(OSError):
+            await ws.writer.wait_closed()
+
+    *updates, answer = received
+    assert answer["id"] == 2 and answer["result"]["stopReason"] == "end_turn"
+    chunks = [
+        u["params"]["update"]["content"]["text"]
+        for u in updates
+        if u["method"] == "session/update" and u["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    ]
+    assert chunks == [w + " " for w in words[:-1]] + [words[-1]]
+
+
+async def test_frames_written_in_one_loop_pass_leave_in_one_write() -> None:
+    loop = asyncio.get_running_loop()
+    ours, theirs = socket.socketpair()
+    theirs.setblocking(False)
+    transport, _ = await loop.create_connection(asyncio.Protocol, sock=ours)
+    corked = CorkedTransport(transport, loop)  # pyright: ignore[reportArgumentType]
+    try:
+        frames = [text_frame(json.dumps({"jsonrpc": "2.0", "method": "n", "params": i}).encode()) for i in range(100)]
+        for frame in frames:
+            corked.write(frame)
+        with pytest.raises(BlockingIOError):  # nothing written yet: the pass is not over
+            theirs.recv(1 << 20)
+        assert corked.get_write_buffer_size() == sum(map(len, frames))
+        await asyncio.sleep(0)  # the end of the pass
+        assert theirs.recv(1 << 20) == b"".join(frames)
+
+        big = text_frame(b"x" * FLUSH_BYTES)  # past FLUSH_BYTES: written at once
+        corked.write(big)
+        assert corked.get_write_buffer_size() == transport.get_write_buffer_size()
+        received = b""
+        while len(received) < len(big):
+            received += await loop.sock_recv(theirs, 1 << 20)
+        assert received == big
+
+        corked.write(frames[0])
+        corked.close()  # closing writes what waits first
+        received = b""
+        while chunk := await loop.sock_recv(theirs, 1 << 20):
+            received += chunk
+        assert received == frames[0]
+    finally:
+        transport.close()
+        theirs.close()
+
+
+def test_text_frame_lengths() -> None:
+    assert text_frame(b"hi") == b"\x81\x02hi"
+    assert text_frame(b"a" * 126)[:4] == b"\x81\x7e\x00\x7e"
+    assert text_frame(b"a" * 70000)[:10] == b"\x81\x7f" + (70000).to_bytes(8, "big")
+
+
+def test_the_installed_uvicorn_gets_the_corked_protocol() -> None:
+    # A uvicorn upgrade that removes what the corked protocol relies on falls back to stock uvicorn
+    # (still correct, one write per frame); this test says so instead of letting the figure drop.
+    protocol = websocket_protocol()
+    assert not isinstance(protocol, str), "uvicorn changed: acpkit serve fell back to its stock protocol"
+    assert protocol.__name__ == "CorkedWebSocketProtocol"
