@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from acpkit_core.config import AgentOptions
@@ -16,6 +17,7 @@ def releases(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(memory, "release_memory", lambda: calls.append(1))
     monkeypatch.setattr(memory, "RELEASE_AFTER_GROWTH", 1 << 40)  # only the prompt's size decides here
     monkeypatch.setattr(memory, "RELEASE_AFTER_BYTES", 10_000)
+    monkeypatch.setattr(memory, "_next_release", 0.0)  # a real release earlier in this process does not delay these
     return calls
 
 
@@ -41,6 +43,57 @@ async def test_release_requests_before_it_runs_make_one_release(releases: list[i
     memory.release_memory_soon()
     await asyncio.sleep(0.3)
     assert releases == [1, 1]
+
+
+async def test_a_slow_release_delays_the_next_one_but_never_drops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[float] = []
+
+    def slow_release() -> None:  # as long as a full collection of a big server's heap, scaled down
+        calls.append(time.monotonic())
+        time.sleep(0.02)
+
+    monkeypatch.setattr(memory, "release_memory", slow_release)
+    monkeypatch.setattr(memory, "_next_release", 0.0)
+    memory.release_memory_soon()
+    await asyncio.sleep(0.3)
+    assert len(calls) == 1
+    memory.release_memory_soon()  # 0.02 s / RELEASE_TIME_SHARE = 1 s after the first
+    await asyncio.sleep(0.3)
+    assert len(calls) == 1
+    await asyncio.sleep(1.0)
+    assert len(calls) == 2
+    assert calls[1] - calls[0] >= 0.02 / memory.RELEASE_TIME_SHARE
+
+
+def _grow(megabytes: int) -> bytearray:
+    blob = bytearray(megabytes << 20)
+    blob[::4096] = b"x" * len(blob[::4096])  # touch every page: resident now
+    return blob
+
+
+def test_growth_counts_only_for_a_turn_that_ran_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    if memory.resident_bytes() is None:
+        pytest.skip("the resident size is only read on Linux")
+    monkeypatch.setattr(memory, "RELEASE_AFTER_GROWTH", 8 << 20)
+    kept: list[bytearray] = []
+
+    alone = memory.turn_began()
+    kept.append(_grow(16))
+    assert memory.turn_grew(alone)
+
+    alone = memory.turn_began()
+    assert not memory.turn_grew(alone)  # no growth this time
+
+    first = memory.turn_began()
+    second = memory.turn_began()  # overlaps the first: neither is the cause of what the process grew by
+    kept.append(_grow(16))
+    assert not memory.turn_grew(second)
+    assert not memory.turn_grew(first)
+
+    alone = memory.turn_began()
+    kept.append(_grow(16))
+    assert memory.turn_grew(alone)  # alone again
+    del kept
 
 
 def test_release_memory_and_the_allocator_setting_run() -> None:

@@ -14,6 +14,13 @@ pages ([`release_memory`][acpkit_core.server.memory.release_memory], shortly aft
 once the request's own references are gone: a full collection takes tens of milliseconds, paid
 only after such turns). The process then shrinks back to about its size before the prompt.
 Elsewhere than glibc only the collection runs.
+
+Growth counts only for a turn that ran alone in the process ([`turn_began`][acpkit_core.server.memory.turn_began],
+[`turn_grew`][acpkit_core.server.memory.turn_grew]): when turns overlap (a server with many
+connections) the process grows with all of them and no one turn is the cause. And a release waits
+until the time since the last one is `1 / RELEASE_TIME_SHARE` times what that one took, so
+releasing never takes more than that share of the process's time (a full collection of a big
+server's heap takes a quarter of a second).
 """
 
 from __future__ import annotations
@@ -24,16 +31,20 @@ import ctypes.util
 import gc
 import os
 import sys
+import time
 from typing import Any
 
 __all__ = [
     "MMAP_THRESHOLD",
     "RELEASE_AFTER_BYTES",
     "RELEASE_AFTER_GROWTH",
+    "RELEASE_TIME_SHARE",
     "limit_retained_memory",
     "release_memory",
     "release_memory_soon",
     "resident_bytes",
+    "turn_began",
+    "turn_grew",
 ]
 
 RELEASE_AFTER_BYTES = 4_000_000
@@ -43,6 +54,9 @@ releases memory once its turn is over."""
 RELEASE_AFTER_GROWTH = 16 * 1024 * 1024
 """So does a turn during which the process grew by at least this many bytes (where the resident
 size can be read: Linux), whatever made it grow (a big tool result, a big message read back)."""
+
+RELEASE_TIME_SHARE = 0.02
+"""Releases take at most this share of the process's time (the next one waits as needed)."""
 
 MMAP_THRESHOLD = 1024 * 1024
 """glibc's `M_MMAP_THRESHOLD` in a serving process: blocks this big are mapped on their own."""
@@ -69,6 +83,10 @@ def _libc() -> Any:
 _LIBC = _libc()
 _limited = False
 _pending: set[asyncio.AbstractEventLoop] = set()
+_next_release = 0.0
+"""`time.monotonic()` before which a release waits (set from the last one's duration)."""
+_running_turns = 0
+_turn_starts = 0
 
 
 def limit_retained_memory() -> None:
@@ -89,17 +107,41 @@ def release_memory() -> None:
 
 def release_memory_soon() -> None:
     """Run [`release_memory`][acpkit_core.server.memory.release_memory] on the running loop shortly
-    (once, however many turns ask before it runs)."""
+    (once, however many turns ask before it runs), and no sooner than `RELEASE_TIME_SHARE` allows."""
     loop = asyncio.get_running_loop()
     if loop in _pending:
         return
     _pending.add(loop)
 
     def run() -> None:
+        global _next_release
         _pending.discard(loop)
+        start = time.monotonic()
         release_memory()
+        took = time.monotonic() - start
+        _next_release = start + took / RELEASE_TIME_SHARE
 
-    loop.call_later(_DELAY_S, run)
+    loop.call_later(max(_DELAY_S, _next_release - time.monotonic()), run)
+
+
+def turn_began() -> tuple[int | None, int | None]:
+    """Call when a turn starts; hand the result to [`turn_grew`][acpkit_core.server.memory.turn_grew] when it ends."""
+    global _running_turns, _turn_starts
+    _running_turns += 1
+    _turn_starts += 1
+    alone = _running_turns == 1
+    return (resident_bytes(), _turn_starts) if alone else (None, None)
+
+
+def turn_grew(began: tuple[int | None, int | None]) -> bool:
+    """Whether the process grew by `RELEASE_AFTER_GROWTH` during a turn that ran alone (call once, at its end)."""
+    global _running_turns
+    _running_turns -= 1
+    resident, mark = began
+    if resident is None or mark != _turn_starts:  # not alone: another turn ran at its start or began during it
+        return False
+    now = resident_bytes()
+    return now is not None and now - resident >= RELEASE_AFTER_GROWTH
 
 
 def resident_bytes() -> int | None:

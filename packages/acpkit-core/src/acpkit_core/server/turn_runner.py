@@ -102,14 +102,14 @@ class TurnRunner:
         )
         live.turn = turn
         live.idle.clear()
-        resident = memory.resident_bytes()
+        began = memory.turn_began()
         try:
             return await self._run(live, turn, blocks)
         finally:
             live.turn = None
             live.reset_transcript = False
             live.idle.set()
-            _release_after_big_turn(size, resident, session.history.unloaded)
+            _release_after_big_turn(size, memory.turn_grew(began), session.history.unloaded)
 
     def cancel(self, session_id: str) -> None:
         """End the session's running turn with `cancelled` (nothing when none runs)."""
@@ -252,11 +252,7 @@ class TurnRunner:
         return TurnFailed(cause, session_id=live.session.id, code=error_code(exc))
 
 
-def _release_after_big_turn(prompt_size: int, resident_before: int | None, unloaded: bool) -> None:
+def _release_after_big_turn(prompt_size: int, grown: bool, unloaded: bool) -> None:
     """Give memory back after a turn that carried a big prompt, grew the process, or unloaded its history."""
-    grown = False
-    if resident_before is not None:
-        now = memory.resident_bytes()
-        grown = now is not None and now - resident_before >= memory.RELEASE_AFTER_GROWTH
     if grown or unloaded or prompt_size >= memory.RELEASE_AFTER_BYTES:
         memory.release_memory_soon()
