@@ -478,7 +478,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=5000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--load-chunks", type=int, default=100)
     parser.add_argument("--load-runs", type=int, default=2)
