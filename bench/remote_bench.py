@@ -1,14 +1,21 @@
 """Remote ACP figures, side by side in one run: stdio vs WebSocket vs Streamable HTTP, load, replicas, failover.
 
-Run: `uv run python bench/remote_bench.py` (or `--quick` for a smoke run of every figure).
+Run: `uv run python bench/remote_bench.py` (`--quick` for a smoke run of every figure, `--only 1`
+for some figures). The header prints the load average: wall times move with other jobs.
 
-1. Per streamed chunk (µs/chunk, one prompt of `--chunks` chunks, best of `--runs`): the same agent
-   (`bench/_remote_agent.py`) over stdio (`acpkit run`'s server), over WebSocket and over Streamable
-   HTTP (`acpkit serve`), each with a raw client that only parses JSON and matches ids. The targets:
-   WebSocket within 1.3x of stdio, Streamable HTTP within 2x.
+1. Per streamed chunk (µs/chunk, one prompt of `--chunks` chunks, best of `--runs` per column): the
+   same agent (`bench/_remote_agent.py`) over stdio (`acpkit run`'s server), over WebSocket and over
+   Streamable HTTP (`acpkit serve`), each with a client that only splits lines, frames
+   (`_ws_raw.py`) or events and parses JSON; plus the `websockets` library's client. Columns: the
+   prompt's wall time, the agent process's CPU time (per-thread `schedstat`), the client's CPU
+   time; each also as a ratio to stdio. The targets: WebSocket within 1.3x of stdio, Streamable
+   HTTP within 2x.
 2. Load: `--sessions` concurrent WebSocket connections, one session each, each streaming
-   `--load-chunks` chunks at once, on one replica and then on two (same SQLite file), driven by two
-   client processes. Wall time, p50/p99 chunk latency (emit to receipt), peak RSS of each replica.
+   `--load-chunks` chunks at once, on one replica and then on two (one SQLite file), driven by two
+   client processes (raw WebSocket clients). Wall time, p50/p99 chunk latency (emit to receipt),
+   peak RSS of each replica; then the CPU of each replica (per thread: the event loop, the store
+   worker) and of each client process, the time they waited for a core, and the least wall time
+   the machine's cores allow: max(all CPU / cores, the busiest thread's CPU).
 3. Failover: two replicas on one SQLite file; a turn runs on A; A is SIGKILLed; the time from the
    kill to the first `session/update` replayed by B's `session/load` (reconnect included).
 """
