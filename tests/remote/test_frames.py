@@ -34,9 +34,14 @@ class RawFrames:
         self.writer = writer
 
     @classmethod
-    async def connect(cls, url: str) -> RawFrames:
+    async def connect(cls, url: str, *, receive_buffer: int | None = None) -> RawFrames:
         parts = urlsplit(url)
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer is not None:  # before connecting: it sets the window the server may fill
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (parts.hostname, parts.port))
+        reader, writer = await asyncio.open_connection(sock=sock)
         key = base64.b64encode(os.urandom(16)).decode()
         writer.write(
             f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -89,28 +94,47 @@ class RawFrames:
         return received
 
 
+def _chunks(received: list[dict[str, Any]]) -> list[str]:
+    *updates, answer = received
+    assert answer["id"] == 2 or answer["id"] == 3
+    assert answer["result"]["stopReason"] == "end_turn"
+    return [
+        u["params"]["update"]["content"]["text"]
+        for u in updates
+        if u["method"] == "session/update" and u["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    ]
+
+
+def _said(words: list[str]) -> list[str]:
+    return [w + " " for w in words[:-1]] + [words[-1]]
+
+
 async def test_a_burst_arrives_one_message_per_text_frame_in_order(tmp_path: Path) -> None:
+    # Frame lengths of all three sizes (7-bit, 16-bit, 64-bit), one over the flush size.
     words = ["s" * 300, "L" * (FLUSH_BYTES + 5000)] + [f"w{i}" for i in range(2000)]
+    # Then 6 MB of chunks that the client does not read for a while, through a small receive
+    # window: the kernel's buffers (up to 4 MB) and the server's fill, it waits (flow control),
+    # and nothing is lost, merged or reordered.
+    slow = [f"{i:03d}" + "x" * 99_997 for i in range(60)]
     async with replica(str(tmp_path / "frames.sqlite3")) as served:
-        ws = await RawFrames.connect(served.url)
+        ws = await RawFrames.connect(served.url, receive_buffer=8192)
         (init,) = await ws.call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         assert init["result"]["protocolVersion"] == 1
         created = await ws.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
         sid = created[-1]["result"]["sessionId"]
         prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "say " + " ".join(words)}]}
-        received = await ws.call(2, "session/prompt", prompt)
+        assert _chunks(await ws.call(2, "session/prompt", prompt)) == _said(words)
+
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "say " + " ".join(slow)}]}
+        ws.send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+        await asyncio.sleep(1.0)
+        received: list[dict[str, Any]] = []
+        while not received or received[-1].get("id") != 3:
+            received.append(await ws.message())
+        assert _chunks(received) == _said(slow)
         ws.writer.close()
         with contextlib.suppress(OSError):
             await ws.writer.wait_closed()
-
-    *updates, answer = received
-    assert answer["id"] == 2 and answer["result"]["stopReason"] == "end_turn"
-    chunks = [
-        u["params"]["update"]["content"]["text"]
-        for u in updates
-        if u["method"] == "session/update" and u["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
-    ]
-    assert chunks == [w + " " for w in words[:-1]] + [words[-1]]
 
 
 async def test_frames_written_in_one_loop_pass_leave_in_one_write() -> None:
