@@ -100,22 +100,30 @@ def peak_rss_mib(pid: int) -> float:
 # --- 1. per chunk -----------------------------------------------------------------------------
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time of every thread of process `pid` so far (the scheduler's, in ns: finer than clock ticks)."""
-    total = 0
+def process_times(pid: int) -> tuple[float, float]:
+    """Process `pid`'s threads so far: (seconds on a CPU, seconds runnable but waiting for one).
+
+    From the scheduler's per-thread `schedstat` (nanoseconds: finer than clock ticks).
+    """
+    cpu = queued = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(FileNotFoundError):
-            total += int((task / "schedstat").read_text().split()[0])
-    return total / 1e9
+            run, wait, _ = (task / "schedstat").read_text().split()
+            cpu, queued = cpu + int(run), queued + int(wait)
+    return cpu / 1e9, queued / 1e9
 
 
 @dataclass
 class Cost:
-    """One timed prompt: wall seconds, the agent process's CPU seconds and this (client) process's."""
+    """One timed prompt, in seconds."""
 
     wall: float
     agent: float
+    """CPU of the agent process."""
     client: float
+    """CPU of this (the client's) process."""
+    agent_queued: float
+    """Time the agent process was runnable but waited for a core."""
 
 
 class Timer:
@@ -123,16 +131,17 @@ class Timer:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.cost = Cost(0.0, 0.0, 0.0)
+        self.cost = Cost(0.0, 0.0, 0.0, 0.0)
 
     def __enter__(self) -> Timer:
-        self._agent, self._client = cpu_seconds(self.pid), time.process_time()
+        self._agent, self._client = process_times(self.pid), process_times(os.getpid())
         self._wall = time.perf_counter()
         return self
 
     def __exit__(self, *_: object) -> None:
         wall = time.perf_counter() - self._wall
-        self.cost = Cost(wall, cpu_seconds(self.pid) - self._agent, time.process_time() - self._client)
+        agent, client = process_times(self.pid), process_times(os.getpid())
+        self.cost = Cost(wall, agent[0] - self._agent[0], client[0] - self._client[0], agent[1] - self._agent[1])
 
 
 async def stdio_cost(chunks: int) -> Cost:
@@ -250,15 +259,19 @@ async def per_chunk(args: argparse.Namespace) -> None:
         return min(getattr(c, part) for c in costs[name]) / args.chunks * 1e6
 
     print(f"\n1. per streamed chunk: µs/chunk, best of {args.runs} runs of {args.chunks} chunks (x: vs stdio)")
-    print("   wall: the prompt's wall time; agent: CPU of the agent process; client: CPU of the bench's client")
-    print(f"   {'transport':<30}{'wall':>8}{'':>8}{'agent':>8}{'':>8}{'client':>8}{'':>8}{'target':>8}")
+    print("   wall: the prompt's wall time; agent: CPU of the agent process; client: CPU of the bench's client;")
+    print("   queued: how long the agent waited for a core in the run with the best wall (wall ~ agent + queued")
+    print("   when the agent sets the pace)")
+    head = f"{'wall':>8}{'':>8}{'agent':>8}{'':>8}{'client':>8}{'':>8}{'queued':>8}{'target':>8}"
+    print(f"   {'transport':<30}{head}")
     targets = {"WebSocket": "1.3x", "Streamable HTTP": "2x"}
     for name in names:
         cells = ""
         for part in ("wall", "agent", "client"):
             value = best(name, part)
             cells += f"{value:>8.1f}{value / best('stdio', part):>7.2f}x"
-        print(f"   {name:<30}{cells}{targets.get(name, ''):>8}")
+        queued = min(costs[name], key=lambda c: c.wall).agent_queued / args.chunks * 1e6
+        print(f"   {name:<30}{cells}{queued:>8.1f}{targets.get(name, ''):>8}")
 
 
 # --- 2. load ------------------------------------------------------------------------------------
