@@ -15,6 +15,7 @@ for `uvicorn.Config(ws=...)`: uvicorn's `websockets-sansio` protocol with its tr
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import struct
 from typing import Any, Final, cast
@@ -171,6 +172,7 @@ def _corked_protocol() -> type[asyncio.Protocol]:
     return CorkedWebSocketProtocol
 
 
+@functools.cache
 def websocket_protocol() -> type[asyncio.Protocol] | str:
     """The `ws=` for `uvicorn.Config`: the corked protocol, or `"auto"` when uvicorn lacks what it needs."""
     try:
