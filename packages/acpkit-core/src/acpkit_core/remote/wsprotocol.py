@@ -6,6 +6,10 @@ own text frame. Stock uvicorn writes every frame to the socket at once: one `sen
 keeps the bytes written during one pass of the event loop and writes them together at the end of
 the pass, or as soon as `FLUSH_BYTES` are waiting: the frames are the same, in the same order, one
 message each; only the number of system calls changes. Nothing waits longer than the current pass.
+A text message sent while the connection is open (and writable) is framed here too
+([`text_frame`][acpkit_core.remote.wsprotocol.text_frame]: two to ten header bytes and the
+payload) rather than through a `websockets` frame object per message; anything else (binary
+frames, close, a paused or closing connection) goes through uvicorn as usual.
 
 [`websocket_protocol`][acpkit_core.remote.wsprotocol.websocket_protocol] gives the protocol class
 for `uvicorn.Config(ws=...)`: uvicorn's `websockets-sansio` protocol with its transport corked, or
@@ -134,7 +138,7 @@ def _corked_protocol() -> type[asyncio.Protocol]:
         if not callable(getattr(WebSocketsSansIOProtocol, name, None)):
             raise AttributeError(f"uvicorn's WebSocketsSansIOProtocol has no {name}")
     probe: Any = WebSocketsSansIOProtocol.__init__
-    for name in ("conn", "writable", "close_sent", "disconnected", "handshake_complete", "initial_response"):
+    for name in ("loop", "conn", "writable", "close_sent", "disconnected", "handshake_complete", "initial_response"):
         if name not in probe.__code__.co_names:
             raise AttributeError(f"uvicorn's WebSocketsSansIOProtocol no longer sets {name}")
 
