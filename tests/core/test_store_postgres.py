@@ -51,7 +51,7 @@ async def test_later_steps_apply_in_order_and_a_newer_schema_is_refused(postgres
         assert await migrate(conn, steps) == 2
         rows = await (await conn.execute("SELECT n FROM acpkit_probe")).fetchall()
         assert rows == [(2,)]
-        with pytest.raises(SchemaTooNewError, match="schema is version 2, newer than this ACP Kit's \\(1\\)"):
+        with pytest.raises(SchemaTooNewError, match="at schema version 2, newer than this acpkit-core's \\(1\\)"):
             await migrate(conn, steps[:1])
         # A failed step leaves the schema as it was.
         with pytest.raises(psycopg.errors.SyntaxError):

@@ -1,72 +1,179 @@
-"""The embedded checkpointer stores each message once: a turn writes what it added, nothing more."""
+"""The embedded checkpointers store each message once: a turn writes what it added, nothing more.
+
+Every test runs on both savers, SQLite (`MessageSqliteSaver`, the embedded default) and Postgres
+(`MessagePostgresSaver`, `--store postgresql://...`), against a real database: a file, and the
+throwaway cluster of `tests/postgres_cluster.py` (skipped without Postgres, except in CI).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import AsyncGenerator
+import uuid
+from collections.abc import AsyncGenerator, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import psycopg
 import pytest
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain_acp import create_acp_agent
 from langchain_acp._checkpoint import CHECKPOINT_FILE
-from langchain_acp._message_saver import MessageSqliteSaver
+from langchain_acp._message_saver import MessagesOnce, MessageSqliteSaver
+from langchain_acp._message_saver_postgres import MessagePostgresSaver
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from lc_agent_script import recall
-from lc_helpers import FakeChatModel
+from lc_helpers import FakeChatModel, Reply
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def _count(path: Path, sql: str, *args: Any) -> int:
-    with contextlib.closing(sqlite3.connect(path)) as db:
-        return int(db.execute(sql, args).fetchone()[0])
+@dataclass
+class Backend:
+    """One database the savers run on: how to reach it, open a saver on it, and query it."""
+
+    name: str
+    store: str
+    """What `create_acp_agent(store=...)` gets: the session store beside which the checkpointer lives."""
+    file: Path | None = None
+    url: str | None = None
+    inserted: list[list[str]] = field(default_factory=list[list[str]])
+    """The keys each `_insert_messages` call of a saver opened by `saver()` sent, in order."""
+
+    def rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        """Run a query (`%s` placeholders) on the database, in a connection of its own."""
+        if self.file is not None:
+            with contextlib.closing(sqlite3.connect(self.file)) as db:
+                rows = db.execute(sql.replace("%s", "?"), args).fetchall()
+                db.commit()
+                return rows
+        assert self.url is not None
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            cur = conn.execute(sql.encode(), args)
+            return cur.fetchall() if cur.description else []
+
+    def count(self, thread_id: str | None = None) -> int:
+        """Rows of `acpkit_messages` (of one thread)."""
+        if thread_id is None:
+            return int(self.rows("SELECT COUNT(*) FROM acpkit_messages")[0][0])
+        return int(self.rows("SELECT COUNT(*) FROM acpkit_messages WHERE thread_id = %s", thread_id)[0][0])
+
+    def message_bytes(self, thread_id: str) -> int:
+        """Bytes of the serialized messages of one thread."""
+        return int(
+            self.rows("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM acpkit_messages WHERE thread_id = %s", thread_id)[0][
+                0
+            ]
+        )
+
+    def checkpoint_payloads(self, thread_id: str) -> list[bytes]:
+        """Everything the stock tables hold of the thread's checkpoints (channel values included)."""
+        if self.file is not None:
+            sql = "SELECT checkpoint FROM checkpoints WHERE thread_id = %s"
+        else:
+            sql = (
+                "SELECT convert_to(checkpoint::text, 'UTF8') FROM checkpoints WHERE thread_id = %s"
+                " UNION ALL SELECT blob FROM checkpoint_blobs WHERE thread_id = %s"
+            )
+            return [bytes(r[0]) for r in self.rows(sql, thread_id, thread_id)]
+        return [bytes(r[0]) for r in self.rows(sql, thread_id)]
+
+    @contextlib.asynccontextmanager
+    async def saver(self) -> AsyncGenerator[MessagesOnce]:
+        """A fresh saver on the database (nothing in memory, as in a new process), recording its inserts."""
+        saver: MessagesOnce
+        if self.file is not None:
+            conn = await aiosqlite.connect(str(self.file))
+            try:
+                saver = MessageSqliteSaver(conn)
+                await saver.setup()
+                self._record(saver)
+                yield saver
+            finally:
+                await conn.close()
+            return
+        assert self.url is not None
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=4,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            open=False,
+        )
+        await pool.open(wait=True)
+        try:
+            saver = MessagePostgresSaver(pool)
+            await saver.setup()
+            self._record(saver)
+            yield saver
+        finally:
+            await pool.close()
+
+    def _record(self, saver: MessagesOnce) -> None:
+        real = saver._insert_messages  # pyright: ignore[reportPrivateUsage]
+
+        async def insert(rows: list[tuple[str, str, str, bytes]]) -> None:
+            self.inserted.append([key for _, key, _, _ in rows])
+            await real(rows)
+
+        saver._insert_messages = insert  # pyright: ignore[reportPrivateUsage]
 
 
-def _latest_blob(path: Path, thread_id: str) -> bytes:
-    with contextlib.closing(sqlite3.connect(path)) as db:
-        row = db.execute(
-            "SELECT checkpoint FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,)
-        ).fetchone()
-    return bytes(row[0])
-
-
-@contextlib.asynccontextmanager
-async def _saver(path: Path) -> AsyncGenerator[MessageSqliteSaver]:
-    conn = await aiosqlite.connect(str(path))
-    try:
-        saver = MessageSqliteSaver(conn)
-        await saver.setup()
-        yield saver
-    finally:
-        await conn.close()
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "sqlite":
+        yield Backend("sqlite", store=str(tmp_path / "sessions.sqlite3"), file=tmp_path / CHECKPOINT_FILE)
+    else:
+        url = str(request.getfixturevalue("postgres_url"))
+        yield Backend("postgres", store=url, url=url)
 
 
 def _texts(messages: list[BaseMessage]) -> list[str]:
     return [m.text for m in messages]
 
 
-async def test_each_turn_writes_only_its_new_messages_and_a_new_process_reads_them_back(tmp_path: Path) -> None:
-    store = str(tmp_path / "sessions.sqlite3")
-    db = tmp_path / CHECKPOINT_FILE
+def _graph(saver: MessagesOnce, script: Any = recall) -> Any:
+    return create_agent(FakeChatModel(script=[script], repeat_last=True), tools=[]).copy(update={"checkpointer": saver})
+
+
+async def _put(saver: MessagesOnce, config: Any, messages: list[BaseMessage]) -> Any:
+    """Write a checkpoint holding `messages` on top of the one `config` names; the next config."""
+    version = uuid.uuid4().hex  # a new version of the channel: Postgres writes a channel's value per version
+    checkpoint: Any = {
+        **empty_checkpoint(),
+        "channel_values": {"messages": messages},
+        "channel_versions": {"messages": version},
+    }
+    return await saver.aput(config, checkpoint, {}, {"messages": version})
+
+
+async def _turn(graph: Any, thread_id: str, text: str) -> str:
+    config: Any = {"configurable": {"thread_id": thread_id}}
+    state = await graph.ainvoke({"messages": [HumanMessage(content=text)]}, config, durability="exit")
+    return str(state["messages"][-1].text)
+
+
+async def test_each_turn_writes_only_its_new_messages_and_a_new_process_reads_them_back(backend: Backend) -> None:
     graph = create_agent(FakeChatModel(script=[recall], repeat_last=True), tools=[])
     rows: list[int] = []
-    async with AcpTestClient.connect(create_acp_agent(graph, store=store)) as c:
+    async with AcpTestClient.connect(create_acp_agent(graph, store=backend.store)) as c:
         await c.initialize()
         sid = await c.new_session()
         for word in ("alpha", "beta", "gamma"):
             await c.prompt(word, session_id=sid)
-            rows.append(_count(db, "SELECT COUNT(*) FROM acpkit_messages WHERE thread_id = ?", sid))
+            rows.append(backend.count(sid))
     # The human message and the answer of each turn, once; earlier messages are not written again.
     assert rows == [2, 4, 6]
-    # The checkpoint names its messages, it does not hold them.
-    assert b"alpha" not in _latest_blob(db, sid)
-    async with _saver(db) as saver:  # a fresh saver: nothing in memory, as in a new process
+    # The checkpoints name their messages, they do not hold them.
+    payloads = backend.checkpoint_payloads(sid)
+    assert payloads and not any(b"alpha" in p for p in payloads)
+    async with backend.saver() as saver:  # a fresh saver: nothing in memory, as in a new process
         saved = await saver.aget_tuple({"configurable": {"thread_id": sid}})
         assert saved is not None
         assert _texts(saved.checkpoint["channel_values"]["messages"]) == [
@@ -78,44 +185,99 @@ async def test_each_turn_writes_only_its_new_messages_and_a_new_process_reads_th
             "turn 3: alpha | beta | gamma",
         ]
         history = [t async for t in saver.alist({"configurable": {"thread_id": sid}})]
+        assert len(history) == 3
         assert all(isinstance(m, BaseMessage) for t in history for m in t.checkpoint["channel_values"]["messages"])
         await saver.adelete_thread(sid)
-    assert _count(db, "SELECT COUNT(*) FROM acpkit_messages WHERE thread_id = ?", sid) == 0
+        assert await saver.aget_tuple({"configurable": {"thread_id": sid}}) is None
+    assert backend.count(sid) == 0
+    assert backend.checkpoint_payloads(sid) == []
 
 
-async def test_a_message_changed_in_place_is_stored_again(tmp_path: Path) -> None:
-    db = tmp_path / CHECKPOINT_FILE
+async def test_rows_and_bytes_written_per_turn_stay_flat_as_the_session_grows(backend: Backend) -> None:
+    def seen(messages: list[BaseMessage]) -> Reply:
+        return Reply(text=f"seen {len(messages)}")
+
+    added: list[tuple[int, int]] = []
+    async with backend.saver() as saver:
+        graph = _graph(saver, seen)
+        for i in range(30):
+            rows, size = backend.count("t"), backend.message_bytes("t")
+            assert await _turn(graph, "t", f"word {i:02}") == f"seen {2 * i + 1}"  # the model saw every message
+            added.append((backend.count("t") - rows, backend.message_bytes("t") - size))
+    # Each turn sends and stores its two messages (the prompt and the answer), whatever came before.
+    assert [len(keys) for keys in backend.inserted] == [2] * 30
+    assert [n for n, _ in added] == [2] * 30
+    # Their bytes are those two messages: turn 30 writes what turn 2 wrote, give or take the digits of "seen N".
+    assert abs(added[-1][1] - added[1][1]) <= 2, added
+
+
+async def test_two_savers_taking_turns_on_one_thread_see_each_others_messages(backend: Backend) -> None:
+    async with backend.saver() as a, backend.saver() as b:  # two replicas (processes) on one database
+        replicas = [_graph(a), _graph(b)]
+        words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+        for i, word in enumerate(words):
+            answer = await _turn(replicas[i % 2], "t", word)
+            assert answer == f"turn {i + 1}: " + " | ".join(words[: i + 1])
+        # Each turn wrote its own two messages: neither replica wrote again what the other had stored.
+        assert [len(keys) for keys in backend.inserted] == [2] * 6
+        assert backend.count("t") == 12
+        # A replica's memory of the thread never hides the other's turns: back to A after B's turn.
+        saved = await a.aget_tuple({"configurable": {"thread_id": "t"}})
+        assert saved is not None and _texts(saved.checkpoint["channel_values"]["messages"])[-2:] == [
+            "zeta",
+            "turn 6: alpha | beta | gamma | delta | epsilon | zeta",
+        ]
+
+
+async def test_a_thread_deleted_and_started_again_elsewhere_gets_every_message_written_again(
+    backend: Backend,
+) -> None:
+    start: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    question = HumanMessage(content="hi", id="h1")
+    answer = AIMessage(content="hello", id="a1")
+    async with backend.saver() as a, backend.saver() as b:
+        await _put(a, start, [question, answer])
+        await b.adelete_thread("t")  # another replica deletes the thread and starts it again
+        await _put(b, start, [HumanMessage(content="hi", id="h1")])
+        assert backend.count("t") == 1
+        # A reads the thread: the newest checkpoint is not the one it wrote, so what it believed
+        # stored (the answer too) is forgotten, and its next checkpoint writes the answer again.
+        latest = await a.aget_tuple({"configurable": {"thread_id": "t"}})
+        assert latest is not None
+        await _put(a, latest.config, [question, answer, HumanMessage(content="again", id="h2")])
+        assert backend.count("t") == 3
+    async with backend.saver() as fresh:
+        saved = await fresh.aget_tuple({"configurable": {"thread_id": "t"}})
+        assert saved is not None
+        assert _texts(saved.checkpoint["channel_values"]["messages"]) == ["hi", "hello", "again"]
+
+
+async def test_a_message_changed_in_place_is_stored_again(backend: Backend) -> None:
     config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     question = HumanMessage(content="delete it?", id="h1")
     answer = AIMessage(content="", id="a1", tool_calls=[{"name": "rm", "args": {"path": "a"}, "id": "c1"}])
-
-    def checkpoint(messages: list[BaseMessage]) -> Any:
-        return {**empty_checkpoint(), "channel_values": {"messages": messages}}
-
-    async with _saver(db) as saver:
-        config = await saver.aput(config, checkpoint([question, answer]), {}, {})
-        config = await saver.aput(config, checkpoint([question, answer]), {}, {})
-        assert _count(db, "SELECT COUNT(*) FROM acpkit_messages") == 2  # the same objects: nothing new
+    async with backend.saver() as saver:
+        config = await _put(saver, config, [question, answer])
+        config = await _put(saver, config, [question, answer])
+        assert backend.count() == 2  # the same objects: nothing new
+        assert [len(keys) for keys in backend.inserted] == [2]
         # What the human-in-the-loop middleware does with an edited call: the field is assigned in place.
         answer.tool_calls = [{"name": "rm", "args": {"path": "b"}, "id": "c1", "type": "tool_call"}]
-        await saver.aput(config, checkpoint([question, answer]), {}, {})
-        assert _count(db, "SELECT COUNT(*) FROM acpkit_messages") == 3
-    async with _saver(db) as saver:
+        await _put(saver, config, [question, answer])
+        assert backend.count() == 3
+        assert [len(keys) for keys in backend.inserted] == [2, 1]
+    async with backend.saver() as saver:
         saved = await saver.aget_tuple({"configurable": {"thread_id": "t"}})
         assert saved is not None
         last = saved.checkpoint["channel_values"]["messages"][-1]
         assert isinstance(last, AIMessage) and last.tool_calls[0]["args"] == {"path": "b"}
 
 
-async def test_a_checkpoint_naming_a_lost_message_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    db = tmp_path / CHECKPOINT_FILE
+async def test_a_checkpoint_naming_a_lost_message_is_refused_with_a_clear_error(backend: Backend) -> None:
     config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    async with _saver(db) as saver:
-        values = {"messages": [HumanMessage(content="hi", id="h1")]}
-        await saver.aput(config, {**empty_checkpoint(), "channel_values": values}, {}, {})
-    with contextlib.closing(sqlite3.connect(db)) as raw:
-        raw.execute("DELETE FROM acpkit_messages")
-        raw.commit()
-    async with _saver(db) as saver:
+    async with backend.saver() as saver:
+        await _put(saver, config, [HumanMessage(content="hi", id="h1")])
+    backend.rows("DELETE FROM acpkit_messages")
+    async with backend.saver() as saver:
         with pytest.raises(LookupError, match="missing from acpkit_messages"):
             await saver.aget_tuple({"configurable": {"thread_id": "t"}})

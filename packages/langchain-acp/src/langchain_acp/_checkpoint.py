@@ -2,8 +2,9 @@
 
 Beside a SQLite store it is a SQLite file next to it; with a Postgres store (`postgresql://...`),
 LangGraph's own Postgres saver on the same database, so every replica sees every checkpoint; with
-the memory store, memory. The user's graph is never mutated: a graph compiled without a checkpointer is copied
-(`Pregel.copy(update={"checkpointer": saver})`) and the copy gets the embedded saver.
+the memory store, memory. The SQLite and Postgres savers store each message once
+(`_message_saver`). The user's graph is never mutated: a graph compiled without a checkpointer is
+copied (`Pregel.copy(update={"checkpointer": saver})`) and the copy gets the embedded saver.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
 
 if TYPE_CHECKING:
-    from ._message_saver import MessageSqliteSaver
+    from ._message_saver import MessagesOnce
 
 __all__ = ["CHECKPOINT_FILE", "EmbeddedCheckpointer", "with_checkpointer"]
 
@@ -44,7 +45,7 @@ class EmbeddedCheckpointer:
         """The Postgres URL, or `None`."""
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._conn: Any = None
-        self._messages: MessageSqliteSaver | None = None
+        self._messages: MessagesOnce | None = None
         self._lock = asyncio.Lock()
 
     async def get(self) -> BaseCheckpointSaver[Any]:
@@ -54,7 +55,7 @@ class EmbeddedCheckpointer:
         async with self._lock:
             if self._saver is None:
                 if self.url is not None:
-                    self._saver = await self._open_postgres(self.url)
+                    self._saver = self._messages = await self._open_postgres(self.url)
                 elif self.path is None:
                     self._saver = InMemorySaver()
                 else:
@@ -75,12 +76,13 @@ class EmbeddedCheckpointer:
                     self._saver = self._messages = saver
             return self._saver
 
-    async def _open_postgres(self, url: str) -> BaseCheckpointSaver[Any]:
+    async def _open_postgres(self, url: str) -> MessagesOnce:
         try:
-            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
             from psycopg import AsyncConnection
             from psycopg.rows import dict_row
             from psycopg_pool import AsyncConnectionPool
+
+            from ._message_saver_postgres import MessagePostgresSaver
         except ImportError as exc:
             raise UserError(
                 'a Postgres session store needs LangGraph\'s Postgres saver: pip install "langchain-acp[postgres]" '
@@ -96,7 +98,7 @@ class EmbeddedCheckpointer:
         )
         await pool.open(wait=True, timeout=10.0)
         try:
-            saver = AsyncPostgresSaver(pool)
+            saver = MessagePostgresSaver(pool)
             # LangGraph's setup is not safe to run twice at once: replicas starting together take turns.
             async with await AsyncConnection.connect(url, autocommit=True) as lock:
                 await lock.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))

@@ -1,11 +1,13 @@
-"""The embedded SQLite checkpointer: LangGraph's `AsyncSqliteSaver`, storing each message once.
+"""LangGraph checkpoint savers that store each message once: the logic, and the SQLite saver.
 
 LangGraph's savers write a checkpoint's whole `messages` list again at every checkpoint and read
 it back (and rebuild every message object) at the start of every run, so a turn costs in
-proportion to the length of the conversation. This saver keeps the stock tables and adds one,
-`acpkit_messages`: a checkpoint stores each list of messages as the keys of its messages (a
-digest of the serialized message), and a message is written once, the first time a checkpoint
-holds it.
+proportion to the length of the conversation. `MessagesOnce` keeps the stock saver's tables and
+adds one, `acpkit_messages`: a checkpoint stores each list of messages as the keys of its messages
+(a digest of the serialized message), and a message is written once, the first time a checkpoint
+holds it. `MessageSqliteSaver` (the embedded default, here) and `MessagePostgresSaver`
+(`_message_saver_postgres`, `--store postgresql://...`) differ only in the SQL that reads,
+writes and deletes those rows.
 
 In the process, each thread keeps the messages it wrote or read (the objects, with a shallow copy
 of their fields): a message of the next checkpoint that is the same object with the same fields is
@@ -13,6 +15,17 @@ not serialized again, and a run starts from those objects instead of deserializi
 replaces a message (same id, new content), or assigns one of its fields in place, gets a new row.
 Messages larger than `_CACHED_BYTES` are not kept in memory: they are read back and serialized at
 each checkpoint, as the stock saver does (their row is still written once).
+
+Several processes may share one database (two windows on one SQLite file, replicas on one
+Postgres). What a process keeps can never be stale: a key is the digest of the message's bytes,
+so a kept message is the message any process stored under that key, and a checkpoint written by
+another process names keys this one reads (or finds kept). What could be stale is the set of keys
+this process believes stored, whose rows it does not write again: it holds only while the thread's
+newest checkpoint is one this process wrote or read. When a run reads a newer checkpoint, or writes
+on top of another one (another process advanced the thread, or deleted it and started it again, or
+a run resumed an older checkpoint), the set starts over from the keys of the checkpoint read
+(whoever wrote it committed them first), and the other messages are written again (a row already
+there is left as it is).
 
 Everything else (checkpoint rows, pending writes, ids, the ancestor walk of delta channels) is
 the stock saver's. A crash leaves at worst rows of `acpkit_messages` no checkpoint uses: the
@@ -23,16 +36,22 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-__all__ = ["MessageSqliteSaver"]
+__all__ = ["MessageSqliteSaver", "MessagesOnce"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS acpkit_messages (
@@ -55,6 +74,9 @@ _THREAD_BUDGET = 64 * 1024 * 1024
 
 _THREADS = 64
 """Threads whose messages are kept in memory (the least recently used are dropped)."""
+
+_NAMESPACES = 32
+"""Checkpoint namespaces (subgraphs) whose newest checkpoint a thread follows; past that it starts over."""
 
 _SQL_VARS = 500
 """Keys per `IN (...)` query."""
@@ -82,7 +104,9 @@ class _Thread:
     by_object: dict[int, _Kept] = field(default_factory=dict[int, _Kept])
     by_key: dict[str, _Kept] = field(default_factory=dict[str, _Kept])
     stored: set[str] = field(default_factory=set[str])
-    """Keys known to be in the table (written or read by this process)."""
+    """Keys known to be in the table (written or read by this process since `heads` last changed hands)."""
+    heads: dict[str, str] = field(default_factory=dict[str, str])
+    """The newest checkpoint id this process wrote or read, per checkpoint namespace."""
     size: int = 0
 
     def keep(self, message: BaseMessage, key: str, size: int) -> None:
@@ -103,6 +127,23 @@ class _Thread:
         if self.by_key.get(kept.key) is kept:
             del self.by_key[kept.key]
             self.size -= kept.size
+
+    def moved(self, namespace: str, head: str | None) -> None:
+        """The thread's newest checkpoint in `namespace` is `head`: forget `stored` unless we knew it."""
+        if self.heads.get(namespace) != head:
+            self.stored.clear()
+            self.heads.clear()
+        self.advanced(namespace, head)
+
+    def advanced(self, namespace: str, head: str | None) -> None:
+        """This process wrote (or read) `head`, the newest checkpoint of `namespace`."""
+        if head is None:
+            self.heads.pop(namespace, None)
+            return
+        if namespace not in self.heads and len(self.heads) >= _NAMESPACES:
+            self.stored.clear()
+            self.heads.clear()
+        self.heads[namespace] = head
 
     def prune(self, live: set[str]) -> None:
         """Forget kept messages no list of the latest checkpoint holds (when they are many)."""
@@ -131,13 +172,38 @@ def _keys_of(value: object) -> list[str] | None:
     return None
 
 
-class MessageSqliteSaver(AsyncSqliteSaver):
-    """`AsyncSqliteSaver` that stores each message of a thread once (see the module docstring)."""
+class MessagesOnce(BaseCheckpointSaver[str]):
+    """Stores each message of a thread once (see the module docstring); put it before a stock saver.
 
-    def __init__(self, conn: Any, **kwargs: Any) -> None:
-        super().__init__(conn, **kwargs)
+    `class MessageSqliteSaver(MessagesOnce, AsyncSqliteSaver)`: this class rewrites checkpoints
+    on their way to and from the stock saver's `aput`, `aget_tuple` and `alist`, and deletes a
+    thread's messages after the stock `adelete_thread`. A subclass gives the SQL, in the four
+    methods `_setup_messages`, `_insert_messages`, `_select_messages` and `_delete_messages`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
-        self._messages_ready = False
+
+    # --- the database (each backend's) ----------------------------------------------------------
+
+    async def _setup_messages(self) -> None:
+        """Make sure the table exists (before each call; a cheap check once done)."""
+
+    async def _insert_messages(self, rows: list[tuple[str, str, str, bytes]]) -> None:
+        """Insert `(thread_id, key, type, value)` rows, leaving present keys as they are, and commit."""
+        raise NotImplementedError
+
+    async def _select_messages(self, thread_id: str, keys: list[str]) -> list[tuple[str, str, bytes]]:
+        """The `(key, type, value)` rows of those keys of the thread that are stored.
+
+        Called while `alist` holds the stock saver's lock: it must not take it.
+        """
+        raise NotImplementedError
+
+    async def _delete_messages(self, thread_id: str) -> None:
+        """Delete the thread's rows and commit."""
+        raise NotImplementedError
 
     # --- memory -----------------------------------------------------------------------------------
 
@@ -155,18 +221,6 @@ class MessageSqliteSaver(AsyncSqliteSaver):
         """Drop what the process keeps in memory for `thread_id` (its session was closed)."""
         self._threads.pop(thread_id, None)
 
-    # --- schema -----------------------------------------------------------------------------------
-
-    async def setup(self) -> None:
-        """The stock tables, and `acpkit_messages`."""
-        await super().setup()
-        if not self._messages_ready:
-            async with self.lock:
-                if not self._messages_ready:
-                    await self.conn.executescript(_SCHEMA)
-                    await self.conn.commit()
-                    self._messages_ready = True
-
     # --- writing ----------------------------------------------------------------------------------
 
     async def aput(
@@ -177,52 +231,58 @@ class MessageSqliteSaver(AsyncSqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Write the new messages of the checkpoint, then the checkpoint with message keys in their place."""
-        await self.setup()
+        await self._setup_messages()
+        configurable = config.get("configurable", {})
+        thread_id = str(configurable["thread_id"])
+        namespace = str(configurable.get("checkpoint_ns", ""))
+        parent = configurable.get("checkpoint_id")
+        thread = self._thread(thread_id)
+        thread.moved(namespace, str(parent) if parent else None)
         values = checkpoint["channel_values"]
         lists = [name for name, value in values.items() if _is_messages(value)]
-        if not lists:
-            return await super().aput(config, checkpoint, metadata, new_versions)
-        thread_id = str(config.get("configurable", {})["thread_id"])
-        thread = self._thread(thread_id)
-        rows: dict[str, tuple[str, str, str, bytes]] = {}
         stored = dict(values)
-        live: set[str] = set()
-        for name in lists:
-            keys: list[str] = []
-            for message in cast(list[BaseMessage], values[name]):
-                kept = thread.by_object.get(id(message))
-                if kept is not None and kept.unchanged(message):
-                    keys.append(kept.key)
-                    continue
-                type_, blob = self.serde.dumps_typed(message)
-                key = hashlib.blake2b(blob, digest_size=16, person=type_.encode()[:16]).hexdigest()
-                if key not in thread.stored:
-                    rows[key] = (thread_id, key, type_, blob)
-                thread.keep(message, key, len(blob))
-                keys.append(key)
-            live.update(keys)
-            stored[name] = {_REFS: keys}
-        if rows:
-            try:
-                async with self.lock:
-                    await self.conn.executemany(
-                        "INSERT OR IGNORE INTO acpkit_messages (thread_id, key, type, value) VALUES (?, ?, ?, ?)",
-                        list(rows.values()),
-                    )
-                    await self.conn.commit()
-            except BaseException:
-                self.forget(thread_id)
-                raise
-            thread.stored.update(rows)
-        thread.prune(live)
-        return await super().aput(config, {**checkpoint, "channel_values": stored}, metadata, new_versions)
+        if lists:
+            rows: dict[str, tuple[str, str, str, bytes]] = {}
+            live: set[str] = set()
+            for name in lists:
+                keys: list[str] = []
+                for message in cast(list[BaseMessage], values[name]):
+                    kept = thread.by_object.get(id(message))
+                    if kept is not None and kept.unchanged(message):
+                        key = kept.key
+                        if key not in thread.stored:
+                            rows[key] = (thread_id, key, *self.serde.dumps_typed(message))
+                    else:
+                        type_, blob = self.serde.dumps_typed(message)
+                        key = hashlib.blake2b(blob, digest_size=16, person=type_.encode()[:16]).hexdigest()
+                        if key not in thread.stored:
+                            rows[key] = (thread_id, key, type_, blob)
+                        thread.keep(message, key, len(blob))
+                    keys.append(key)
+                live.update(keys)
+                stored[name] = {_REFS: keys}
+            if rows:
+                try:
+                    await self._insert_messages(list(rows.values()))
+                except BaseException:
+                    self.forget(thread_id)
+                    raise
+                thread.stored.update(rows)
+            thread.prune(live)
+        saved = await super().aput(config, {**checkpoint, "channel_values": stored}, metadata, new_versions)
+        thread.advanced(namespace, checkpoint["id"])
+        return saved
 
     # --- reading ----------------------------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The stock checkpoint, with its lists of messages rebuilt."""
-        await self.setup()
+        await self._setup_messages()
         saved = await super().aget_tuple(config)
+        configurable = config.get("configurable", {})
+        if not configurable.get("checkpoint_id"):  # the thread's newest: note whose it is
+            thread = self._thread(str(configurable["thread_id"]))
+            thread.moved(str(configurable.get("checkpoint_ns", "")), saved.checkpoint["id"] if saved else None)
         if saved is not None:
             await self._rebuild(saved)
         return saved
@@ -236,7 +296,7 @@ class MessageSqliteSaver(AsyncSqliteSaver):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """The stock listing, with each checkpoint's lists of messages rebuilt."""
-        await self.setup()
+        await self._setup_messages()
         async for saved in super().alist(config, filter=filter, before=before, limit=limit):
             await self._rebuild(saved)
             yield saved
@@ -261,10 +321,10 @@ class MessageSqliteSaver(AsyncSqliteSaver):
                         thread.drop(kept)
                     missing.add(key)
         if missing:
-            for key, message, size in await self._read(thread_id, missing):
+            for key, type_, blob in await self._select_messages(thread_id, list(missing)):
+                message = cast(BaseMessage, self.serde.loads_typed((type_, blob)))
                 found[key] = message
-                thread.stored.add(key)
-                thread.keep(message, key, size)
+                thread.keep(message, key, len(blob))
         for name, keys in lists.items():
             lost = [key for key in keys if key not in found]
             if lost:
@@ -273,33 +333,63 @@ class MessageSqliteSaver(AsyncSqliteSaver):
                     "missing from acpkit_messages"
                 )
             values[name] = [found[key] for key in keys]
+        # Whoever wrote this checkpoint committed its messages first: they are all in the table.
+        thread.stored.update(found)
 
-    async def _read(self, thread_id: str, keys: Iterable[str]) -> list[tuple[str, BaseMessage, int]]:
-        wanted = list(keys)
-        out: list[tuple[str, BaseMessage, int]] = []
+    # --- deleting ---------------------------------------------------------------------------------
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete the thread's checkpoints and writes, then its messages."""
+        await self._setup_messages()
+        await super().adelete_thread(thread_id)
+        await self._delete_messages(str(thread_id))
+        self.forget(str(thread_id))
+
+
+class MessageSqliteSaver(MessagesOnce, AsyncSqliteSaver):
+    """`AsyncSqliteSaver` that stores each message of a thread once (see the module docstring)."""
+
+    def __init__(self, conn: Any, **kwargs: Any) -> None:
+        super().__init__(conn, **kwargs)
+        self._messages_ready = False
+
+    async def setup(self) -> None:
+        """The stock tables, and `acpkit_messages`."""
+        await super().setup()
+        if not self._messages_ready:
+            async with self.lock:
+                if not self._messages_ready:
+                    await self.conn.executescript(_SCHEMA)
+                    await self.conn.commit()
+                    self._messages_ready = True
+
+    async def _setup_messages(self) -> None:
+        await self.setup()
+
+    async def _insert_messages(self, rows: list[tuple[str, str, str, bytes]]) -> None:
+        async with self.lock:
+            await self.conn.executemany(
+                "INSERT OR IGNORE INTO acpkit_messages (thread_id, key, type, value) VALUES (?, ?, ?, ?)", rows
+            )
+            await self.conn.commit()
+
+    async def _select_messages(self, thread_id: str, keys: list[str]) -> list[tuple[str, str, bytes]]:
+        out: list[tuple[str, str, bytes]] = []
         # No `self.lock`: `alist` holds it while it yields, and reads need no transaction.
-        for start in range(0, len(wanted), _SQL_VARS):
-            chunk = wanted[start : start + _SQL_VARS]
+        for start in range(0, len(keys), _SQL_VARS):
+            chunk = keys[start : start + _SQL_VARS]
             marks = ",".join("?" * len(chunk))
             async with self.conn.execute(
                 f"SELECT key, type, value FROM acpkit_messages WHERE thread_id = ? AND key IN ({marks})",
                 (thread_id, *chunk),
             ) as cursor:
-                rows = list(await cursor.fetchall())
-            for key, type_, blob in rows:
-                out.append((str(key), cast(BaseMessage, self.serde.loads_typed((type_, blob))), len(blob)))
+                out.extend((str(key), str(type_), bytes(blob)) for key, type_, blob in await cursor.fetchall())
         return out
 
-    # --- deleting ---------------------------------------------------------------------------------
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Delete the thread's checkpoints, writes and messages."""
-        await self.setup()
-        await super().adelete_thread(thread_id)
+    async def _delete_messages(self, thread_id: str) -> None:
         async with self.lock:
-            await self.conn.execute("DELETE FROM acpkit_messages WHERE thread_id = ?", (str(thread_id),))
+            await self.conn.execute("DELETE FROM acpkit_messages WHERE thread_id = ?", (thread_id,))
             await self.conn.commit()
-        self.forget(str(thread_id))
 
 
 def message_rows(values: Mapping[str, Any]) -> int:

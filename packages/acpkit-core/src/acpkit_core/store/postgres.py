@@ -111,31 +111,46 @@ def _redacted(url: str) -> str:
     return f"postgresql://{user}{params.get('host') or ''}{port}/{params.get('dbname') or ''}"
 
 
-async def migrate(conn: AsyncConnection[Any], migrations: Sequence[tuple[int, LiteralString]] = MIGRATIONS) -> int:
+async def migrate(
+    conn: AsyncConnection[Any],
+    migrations: Sequence[tuple[int, LiteralString]] = MIGRATIONS,
+    *,
+    version_table: str = "acpkit_schema_version",
+    package: str = "acpkit-core",
+) -> int:
     """Bring the schema reached by `conn` (its `search_path`) to the last of `migrations`; returns the version.
 
     One transaction under an advisory lock: replicas starting together migrate once, and a failed
-    step leaves the schema as it was. A database newer than `migrations` raises `SchemaTooNewError`.
+    step leaves the schema as it was. A database newer than `migrations` raises `SchemaTooNewError`
+    (which names `package`, the one to upgrade). The steps applied are recorded in `version_table`:
+    another package keeping tables of its own in the same database (`langchain-acp`'s message
+    table) numbers its steps in a table of its own.
     """
+    from psycopg import sql
+    from psycopg.rows import tuple_row
+
     latest = migrations[-1][0] if migrations else 0
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS acpkit_schema_version ("
-            " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+    table = sql.Identifier(version_table)
+    async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        await cur.execute(
+            sql.SQL(
+                "CREATE TABLE IF NOT EXISTS {}"
+                " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            ).format(table)
         )
-        cur = await conn.execute("SELECT COALESCE(MAX(version), 0) FROM acpkit_schema_version")
+        await cur.execute(sql.SQL("SELECT COALESCE(MAX(version), 0) FROM {}").format(table))
         row = await cur.fetchone()
         current = int(row[0]) if row else 0
         if current > latest:
             raise SchemaTooNewError(
-                f"the session store's schema is version {current}, newer than this ACP Kit's ({latest}): "
-                "upgrade acpkit-core on this replica"
+                f"the database's {package} tables are at schema version {current}, newer than this "
+                f"{package}'s ({latest}): upgrade {package} on this replica"
             )
-        for version, sql in migrations:
+        for version, step in migrations:
             if version > current:
-                await conn.execute(sql)
-                await conn.execute("INSERT INTO acpkit_schema_version (version) VALUES (%s)", (version,))
+                await cur.execute(step)
+                await cur.execute(sql.SQL("INSERT INTO {} (version) VALUES (%s)").format(table), (version,))
     return latest
 
 
