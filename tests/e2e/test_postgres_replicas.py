@@ -82,3 +82,30 @@ async def test_langgraph_replicas_share_checkpoints_through_postgres(postgres_ur
     with psycopg.connect(postgres_url) as conn:  # the checkpoints are LangGraph's own tables, in the same schema
         threads = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
     assert threads == [(sid,)]
+
+
+def _message_rows(url: str, thread_id: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT COUNT(*) FROM acpkit_messages WHERE thread_id = %s", (thread_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def test_a_langgraph_replica_killed_between_turns_loses_no_completed_turn(postgres_url: str) -> None:
+    async with AcpTestClient.spawn(*_replica(postgres_url, LC_AGENT)) as a:
+        await a.initialize()
+        sid = await a.new_session(cwd=str(Path.cwd()))
+        await a.prompt("alpha", session_id=sid)
+        assert (await a.prompt("beta", session_id=sid)).text == "turn 2: alpha | beta"
+        await _kill(a)  # SIGKILL between turns: nothing is flushed on the way out
+    assert _message_rows(postgres_url, sid) == 4  # each message of the two turns, once
+    async with AcpTestClient.spawn(*_replica(postgres_url, LC_AGENT)) as b:  # a new process: nothing in memory
+        await b.initialize()
+        _, replayed = await b.load_session(sid)
+        assert _texts(replayed, UserMessageChunk) == ["alpha", "beta"]
+        assert INTERRUPTED_TEXT not in _texts(replayed, AgentMessageChunk)
+        assert (await b.prompt("gamma", session_id=sid)).text == "turn 3: alpha | beta | gamma"
+        assert _message_rows(postgres_url, sid) == 6
+        await b.delete_session(sid)
+    assert _message_rows(postgres_url, sid) == 0

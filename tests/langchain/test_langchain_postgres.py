@@ -19,9 +19,9 @@ def memory_graph() -> Any:
     return create_agent(FakeChatModel(script=[recall], repeat_last=True), tools=[])
 
 
-def _checkpoints(url: str, thread_id: str) -> int:
+def _checkpoints(url: str, thread_id: str, table: str = "checkpoints") -> int:
     with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)).fetchone()
+        row = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE thread_id = %s".encode(), (thread_id,)).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -36,6 +36,7 @@ async def test_the_conversation_lives_in_postgres_across_restarts_and_delete_rem
             assert (await c.prompt("two", session_id=sid)).text == "turn 2: one | two"
     assert graph.checkpointer is None  # the user's graph was not touched
     assert _checkpoints(postgres_url, keep) > 0 and _checkpoints(postgres_url, drop) > 0
+    assert _checkpoints(postgres_url, drop, "acpkit_messages") == 4  # two turns, two messages each, once
     async with AcpTestClient.connect(create_acp_agent(memory_graph(), store=postgres_url)) as c:  # a new process
         await c.initialize()
         _, replayed = await c.load_session(keep)
@@ -43,3 +44,5 @@ async def test_the_conversation_lives_in_postgres_across_restarts_and_delete_rem
         assert (await c.prompt("three", session_id=keep)).text == "turn 3: one | two | three"
         await c.delete_session(drop)
     assert _checkpoints(postgres_url, drop) == 0 and _checkpoints(postgres_url, keep) > 0
+    assert _checkpoints(postgres_url, drop, "acpkit_messages") == 0
+    assert _checkpoints(postgres_url, keep, "acpkit_messages") == 6
