@@ -1,6 +1,6 @@
 """Long sessions: is our cost per turn O(what the turn adds)? Side by side with the framework alone.
 
-    uv run python bench/session_bench.py [--turns 500] [--tools 49] [--quick]
+    uv run python bench/session_bench.py [--turns 500] [--tools 49] [--quick] [--postgres]
 
 For each adapter, in one run:
 
@@ -18,9 +18,15 @@ For each adapter, in one run:
    stdio and by the framework alone (target: within 1.3x);
 4. LangChain: the session again (shorter) with each LangGraph checkpoint `durability` mode, and
    the serializer's cost for the state of a long session;
-5. RSS of the agent process before and after a turn with a 20 MB prompt.
+5. RSS of the agent process before and after a turn with a 20 MB prompt;
+6. LangChain on Postgres (when Postgres is installed: a throwaway cluster from
+   `tests/postgres_cluster.py`, with `fsync=off`): the same graph run in this process for
+   `--turns` turns with LangGraph's `AsyncPostgresSaver` and with ours (`MessagePostgresSaver`,
+   what `--store postgresql://...` gives a graph), turn by turn in lockstep so load hits both
+   alike; per-turn wall and CPU of this process (the server's CPU is not in it) and the bytes
+   the turn added to the checkpoint tables, at turn 10 and at the last turn.
 
-`--quick` runs 60 turns, 10 tool calls, and skips the durability modes.
+`--quick` runs 60 turns, 10 tool calls, and skips the durability modes; `--postgres` runs only 6.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "langchain"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 PYD_AGENT = """
 import sys
@@ -349,6 +356,99 @@ def serializer_ms(turns: int) -> tuple[float, int]:
     return (time.perf_counter() - start) / 5 * 1000, len(blob)
 
 
+async def lc_postgres(turns: int) -> dict[str, list[tuple[float, float, int]]] | str:
+    """Per-turn (wall s, cpu s, bytes added) of one LangGraph session per Postgres saver, or why not run."""
+    from postgres_cluster import PostgresCluster, new_schema_name, postgres_missing, schema_url
+
+    reason = postgres_missing()
+    if reason is not None:
+        return reason
+    import psycopg
+    from langchain_acp._message_saver_postgres import MessagePostgresSaver
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    savers: dict[str, type[AsyncPostgresSaver]] = {
+        "LangGraph's AsyncPostgresSaver": AsyncPostgresSaver,
+        "ours (MessagePostgresSaver)": MessagePostgresSaver,
+    }
+    cluster = await asyncio.to_thread(PostgresCluster.start)
+    pools: list[AsyncConnectionPool[Any]] = []
+    try:
+        runs: dict[str, tuple[Any, str]] = {}
+        for name, cls in savers.items():
+            schema = new_schema_name()
+            with psycopg.connect(cluster.url, autocommit=True) as conn:
+                conn.execute(f"CREATE SCHEMA {schema}".encode())
+            url = schema_url(cluster.url, schema)
+            pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+                url,
+                min_size=1,
+                max_size=4,
+                kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+                open=False,
+            )
+            await pool.open(wait=True)
+            pools.append(pool)
+            saver = cls(pool)
+            await saver.setup()
+            runs[name] = (_lc_graph(0, saver), url)
+
+        def stored(url: str) -> int:
+            """Bytes in the checkpoint tables (what the turns wrote, as stored)."""
+            sizes = (
+                ("checkpoints", "octet_length(checkpoint::text) + octet_length(metadata::text)"),
+                ("checkpoint_blobs", "octet_length(blob)"),
+                ("checkpoint_writes", "octet_length(blob)"),
+                ("acpkit_messages", "octet_length(value)"),
+            )
+            total = 0
+            with psycopg.connect(url) as conn:
+                for table, size in sizes:
+                    if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone() == (True,):
+                        row = conn.execute(f"SELECT COALESCE(SUM({size}), 0) FROM {table}".encode()).fetchone()
+                        total += int(row[0]) if row else 0
+            return total
+
+        out: dict[str, list[tuple[float, float, int]]] = {name: [] for name in runs}
+        config = {"configurable": {"thread_id": "bench"}}
+        for i in range(turns):
+            for name, (graph, url) in runs.items():
+                before = stored(url)
+                wall, cpu = await _timed(
+                    lambda graph=graph, i=i: graph.ainvoke(
+                        {"messages": [HumanMessage(content=f"turn {i}")]}, config, durability="exit"
+                    )
+                )
+                out[name].append((wall, cpu, stored(url) - before))
+        return out
+    finally:
+        for pool in pools:
+            await pool.close()
+        await asyncio.to_thread(cluster.stop)
+
+
+def report_postgres(results: dict[str, list[tuple[float, float, int]]] | str, turns: int) -> None:
+    print(f"\nlangchain on Postgres, one session of {turns} short turns in process (durability exit), per turn")
+    if isinstance(results, str):
+        print(f"  skipped: {results}")
+        return
+    first, last = 10, turns
+    print(f"  {'saver':<32} | {'turn ' + str(first) + ' wall / cpu ms':>22} {'bytes':>8} | ", end="")
+    print(f"{'turn ' + str(last) + ' wall / cpu ms':>22} {'bytes':>8} | {'wall ' + str(last) + '/' + str(first):>9}")
+    for name, values in results.items():
+        w1, c1 = _window([(w, c) for w, c, _ in values], first)
+        wn, cn = _window([(w, c) for w, c, _ in values], last)
+        b1 = sum(b for _, _, b in values[max(0, first - 10) : first]) / len(values[max(0, first - 10) : first])
+        bn = sum(b for _, _, b in values[max(0, last - 10) : last]) / len(values[max(0, last - 10) : last])
+        print(
+            f"  {name:<32} | {w1:>10.2f} / {c1:>9.2f} {b1:>8,.0f} | {wn:>10.2f} / {cn:>9.2f} {bn:>8,.0f} | "
+            f"{wn / w1:>8.2f}x"
+        )
+
+
 # --- report --------------------------------------------------------------------------------------
 
 
@@ -386,10 +486,13 @@ def report_session(
     )
 
 
-async def main(turns: int, tools: int, quick: bool) -> None:
+async def main(turns: int, tools: int, quick: bool, postgres_only: bool = False) -> None:
     load = os.getloadavg()
     loads = " ".join(f"{v:.2f}" for v in load)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {loads}")
+    if postgres_only:
+        report_postgres(await lc_postgres(turns), turns)
+        return
     marks = [m for m in (10, 100, 250, 500) if m <= turns] or [turns]
     if marks[-1] != turns:
         marks.append(turns)
@@ -432,6 +535,8 @@ async def main(turns: int, tools: int, quick: bool) -> None:
         ms, size = serializer_ms(turns)
         print(f"  JsonPlusSerializer, the {2 * turns} messages of a {turns}-turn session: {ms:.2f} ms, {size:,} bytes")
 
+    report_postgres(await lc_postgres(turns), turns)
+
     print("\nagent RSS around a turn with a 20 MB prompt, MB (before / right after / after one more turn)")
     for name, script, args in (
         ("pydantic-acp", PYD_AGENT, [str(tools)]),
@@ -446,7 +551,8 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--tools", type=int, default=49)
     parser.add_argument("--quick", action="store_true", help="60 turns, 10 tool calls, no durability modes")
+    parser.add_argument("--postgres", action="store_true", help="only the LangChain-on-Postgres comparison")
     ns = parser.parse_args()
     if ns.quick:
         ns.turns, ns.tools = min(ns.turns, 60), min(ns.tools, 10)
-    asyncio.run(main(ns.turns, ns.tools, ns.quick))
+    asyncio.run(main(ns.turns, ns.tools, ns.quick, ns.postgres))
