@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, LiteralString, cast
 
-from acpkit_core.store.postgres import migrate
+from acpkit_core.store import migrate
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
@@ -37,7 +37,7 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
         """,
     ),
 )
-"""The message table's schema, as numbered steps (see `acpkit_core.store.postgres.migrate`)."""
+"""The message table's schema, as numbered steps (see `acpkit_core.store.migrate`)."""
 
 VERSION_TABLE = "acpkit_langgraph_schema_version"
 """Where the steps of `MIGRATIONS` applied are recorded (acpkit-core's own are in `acpkit_schema_version`)."""

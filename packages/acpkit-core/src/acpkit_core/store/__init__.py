@@ -18,7 +18,7 @@ from .base import (
     private_file,
 )
 from .memory import MemoryStore
-from .postgres import PostgresStore, SchemaTooNewError, is_postgres_url
+from .postgres import PostgresStore, SchemaTooNewError, is_postgres_url, migrate
 from .sqlite import SqliteStore
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "TurnBusyError",
     "TurnStart",
     "default_store_path",
+    "migrate",
     "open_store",
     "private_file",
 ]
