@@ -25,7 +25,9 @@ from langchain_acp._checkpoint import CHECKPOINT_FILE
 from langchain_acp._message_saver import MessagesOnce, MessageSqliteSaver
 from langchain_acp._message_saver_postgres import MessagePostgresSaver
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from lc_agent_script import recall
 from lc_helpers import FakeChatModel, Reply
 from psycopg.rows import dict_row
@@ -87,13 +89,25 @@ class Backend:
     @contextlib.asynccontextmanager
     async def saver(self) -> AsyncGenerator[MessagesOnce]:
         """A fresh saver on the database (nothing in memory, as in a new process), recording its inserts."""
-        saver: MessagesOnce
+        async with self._open(stock=False) as saver:
+            assert isinstance(saver, MessagesOnce)
+            self._record(saver)
+            yield saver
+
+    @contextlib.asynccontextmanager
+    async def stock_saver(self) -> AsyncGenerator[BaseCheckpointSaver[str]]:
+        """LangGraph's own saver on the database (what a thread was written with before ours)."""
+        async with self._open(stock=True) as saver:
+            yield saver
+
+    @contextlib.asynccontextmanager
+    async def _open(self, *, stock: bool) -> AsyncGenerator[BaseCheckpointSaver[str]]:
+        saver: BaseCheckpointSaver[str]
         if self.file is not None:
             conn = await aiosqlite.connect(str(self.file))
             try:
-                saver = MessageSqliteSaver(conn)
+                saver = AsyncSqliteSaver(conn) if stock else MessageSqliteSaver(conn)
                 await saver.setup()
-                self._record(saver)
                 yield saver
             finally:
                 await conn.close()
@@ -108,9 +122,8 @@ class Backend:
         )
         await pool.open(wait=True)
         try:
-            saver = MessagePostgresSaver(pool)
+            saver = AsyncPostgresSaver(pool) if stock else MessagePostgresSaver(pool)
             await saver.setup()
-            self._record(saver)
             yield saver
         finally:
             await pool.close()
@@ -138,7 +151,7 @@ def _texts(messages: list[BaseMessage]) -> list[str]:
     return [m.text for m in messages]
 
 
-def _graph(saver: MessagesOnce, script: Any = recall) -> Any:
+def _graph(saver: BaseCheckpointSaver[str], script: Any = recall) -> Any:
     return create_agent(FakeChatModel(script=[script], repeat_last=True), tools=[]).copy(update={"checkpointer": saver})
 
 
@@ -209,6 +222,25 @@ async def test_rows_and_bytes_written_per_turn_stay_flat_as_the_session_grows(ba
     assert [n for n, _ in added] == [2] * 30
     # Their bytes are those two messages: turn 30 writes what turn 2 wrote, give or take the digits of "seen N".
     assert abs(added[-1][1] - added[1][1]) <= 2, added
+
+
+async def test_a_thread_written_by_langgraphs_own_saver_is_continued_and_stored_once_from_then_on(
+    backend: Backend,
+) -> None:
+    async with backend.stock_saver() as stock:  # a deployment from before: whole lists in the checkpoints
+        graph = _graph(stock)
+        for word in ("alpha", "beta"):
+            await _turn(graph, "t", word)
+    async with backend.saver() as saver:
+        graph = _graph(saver)
+        assert await _turn(graph, "t", "gamma") == "turn 3: alpha | beta | gamma"
+        assert await _turn(graph, "t", "delta") == "turn 4: alpha | beta | gamma | delta"
+        # The first checkpoint of ours stores every message of the thread once; the next, its own two.
+        assert [len(keys) for keys in backend.inserted] == [6, 2]
+    async with backend.saver() as fresh:
+        saved = await fresh.aget_tuple({"configurable": {"thread_id": "t"}})
+        assert saved is not None
+        assert _texts(saved.checkpoint["channel_values"]["messages"])[::2] == ["alpha", "beta", "gamma", "delta"]
 
 
 async def test_two_savers_taking_turns_on_one_thread_see_each_others_messages(backend: Backend) -> None:
