@@ -74,6 +74,24 @@ class Backend:
             ]
         )
 
+    def stored_bytes(self, thread_id: str) -> int:
+        """Bytes of everything stored for the thread: checkpoints, channel values, writes, messages."""
+        if self.file is not None:
+            sizes = (
+                "SELECT SUM(LENGTH(checkpoint) + LENGTH(metadata)) FROM checkpoints WHERE thread_id = %s",
+                "SELECT SUM(LENGTH(value)) FROM writes WHERE thread_id = %s",
+                "SELECT SUM(LENGTH(value)) FROM acpkit_messages WHERE thread_id = %s",
+            )
+        else:
+            sizes = (
+                "SELECT SUM(octet_length(checkpoint::text) + octet_length(metadata::text)) FROM checkpoints"
+                " WHERE thread_id = %s",
+                "SELECT SUM(octet_length(blob)) FROM checkpoint_blobs WHERE thread_id = %s",
+                "SELECT SUM(octet_length(blob)) FROM checkpoint_writes WHERE thread_id = %s",
+                "SELECT SUM(octet_length(value)) FROM acpkit_messages WHERE thread_id = %s",
+            )
+        return sum(int(self.rows(sql, thread_id)[0][0] or 0) for sql in sizes)
+
     def checkpoint_payloads(self, thread_id: str) -> list[bytes]:
         """Everything the stock tables hold of the thread's checkpoints (channel values included)."""
         if self.file is not None:
@@ -210,18 +228,25 @@ async def test_rows_and_bytes_written_per_turn_stay_flat_as_the_session_grows(ba
     def seen(messages: list[BaseMessage]) -> Reply:
         return Reply(text=f"seen {len(messages)}")
 
-    added: list[tuple[int, int]] = []
+    rows: list[int] = []
+    written: list[int] = []
     async with backend.saver() as saver:
         graph = _graph(saver, seen)
-        for i in range(30):
-            rows, size = backend.count("t"), backend.message_bytes("t")
+        for i in range(96):
+            before, size = backend.count("t"), backend.stored_bytes("t")
             assert await _turn(graph, "t", f"word {i:02}") == f"seen {2 * i + 1}"  # the model saw every message
-            added.append((backend.count("t") - rows, backend.message_bytes("t") - size))
-    # Each turn sends and stores its two messages (the prompt and the answer), whatever came before.
-    assert [len(keys) for keys in backend.inserted] == [2] * 30
-    assert [n for n, _ in added] == [2] * 30
-    # Their bytes are those two messages: turn 30 writes what turn 2 wrote, give or take the digits of "seen N".
-    assert abs(added[-1][1] - added[1][1]) <= 2, added
+            rows.append(backend.count("t") - before)
+            written.append(backend.stored_bytes("t") - size)
+    # Each turn stores its two messages (the prompt and the answer), whatever came before; every
+    # 32 turns (64 messages) one more row holds the keys of those 64 messages, once.
+    whole_run = [(i + 1) % 32 == 0 for i in range(96)]
+    assert [len(keys) for keys in backend.inserted] == [3 if run else 2 for run in whole_run]
+    assert rows == [3 if run else 2 for run in whole_run]
+    # Everything a turn writes (checkpoint, channel values, rows) is as large at turns 65-96 as at
+    # turns 33-64: the checkpoint lists a key per run of 64 messages and the keys after them, and
+    # would grow by 64 keys (about 2 KB a turn) from one period to the next if it listed them all.
+    second, third = sum(written[32:64]) / 32, sum(written[64:96]) / 32
+    assert abs(third - second) < 100, (second, third)
 
 
 async def test_a_thread_written_by_langgraphs_own_saver_is_continued_and_stored_once_from_then_on(
@@ -303,6 +328,28 @@ async def test_a_message_changed_in_place_is_stored_again(backend: Backend) -> N
         assert saved is not None
         last = saved.checkpoint["channel_values"]["messages"][-1]
         assert isinstance(last, AIMessage) and last.tool_calls[0]["args"] == {"path": "b"}
+
+
+async def test_a_message_replaced_inside_a_long_list_rewrites_only_its_run_of_keys(backend: Backend) -> None:
+    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    messages: list[BaseMessage] = [HumanMessage(content=f"m{i}", id=f"m{i}") for i in range(130)]
+    async with backend.saver() as saver:
+        config = await _put(saver, config, messages)
+        assert [len(keys) for keys in backend.inserted] == [130 + 2]  # the messages, and two runs of 64 keys
+        # A node replaces message 10 (what a summarizing or redacting middleware does).
+        messages = [*messages[:10], HumanMessage(content="redacted", id="m10"), *messages[11:]]
+        await _put(saver, config, messages)
+        assert [len(keys) for keys in backend.inserted] == [132, 2]  # the new message and its run
+    async with backend.saver() as fresh:
+        saved = await fresh.aget_tuple({"configurable": {"thread_id": "t"}})
+        assert saved is not None
+        texts = _texts(saved.checkpoint["channel_values"]["messages"])
+        assert texts == [f"m{i}" for i in range(10)] + ["redacted"] + [f"m{i}" for i in range(11, 130)]
+        # A run of keys that went missing is refused as clearly as a message.
+        backend.rows("DELETE FROM acpkit_messages WHERE type = %s", "acpkit-keys")
+    async with backend.saver() as fresh:
+        with pytest.raises(LookupError, match=r"names 2 run\(s\) of message keys missing from acpkit_messages"):
+            await fresh.aget_tuple({"configurable": {"thread_id": "t"}})
 
 
 async def test_a_checkpoint_naming_a_lost_message_is_refused_with_a_clear_error(backend: Backend) -> None:

@@ -5,7 +5,9 @@ it back (and rebuild every message object) at the start of every run, so a turn 
 proportion to the length of the conversation. `MessagesOnce` keeps the stock saver's tables and
 adds one, `acpkit_messages`: a checkpoint stores each list of messages as the keys of its messages
 (a digest of the serialized message), and a message is written once, the first time a checkpoint
-holds it. `MessageSqliteSaver` (the embedded default, here) and `MessagePostgresSaver`
+holds it. The keys of a long list are grouped in runs of `_RUN`, each run a row of its own written
+once too, so the checkpoint names a run by one key and what a turn writes does not grow with the
+conversation. `MessageSqliteSaver` (the embedded default, here) and `MessagePostgresSaver`
 (`_message_saver_postgres`, `--store postgresql://...`) differ only in the SQL that reads,
 writes and deletes those rows.
 
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -64,7 +66,18 @@ CREATE TABLE IF NOT EXISTS acpkit_messages (
 """
 
 _REFS = "__acpkit_message_keys__"
-"""The one key of the dict that stands for a list of messages in a stored checkpoint."""
+"""The key of the dict that stands for a list of messages in a stored checkpoint: the keys of its
+messages (after those of its runs, if any)."""
+
+_RUNS = "__acpkit_message_runs__"
+"""The other key of that dict, in a list of `_RUN` messages or more: the keys of its runs."""
+
+_RUN = 64
+"""Message keys per run: a list's first keys are stored as runs of this many, each a row of
+`acpkit_messages` (type `_RUN_TYPE`) written once, so a checkpoint lists a key per run and the
+keys of at most `_RUN - 1` messages after them, whatever the length of the conversation."""
+
+_RUN_TYPE = "acpkit-keys"
 
 _CACHED_BYTES = 256 * 1024
 """A message whose serialized form is larger is not kept in memory between runs."""
@@ -107,6 +120,8 @@ class _Thread:
     """Keys known to be in the table (written or read by this process since `heads` last changed hands)."""
     heads: dict[str, str] = field(default_factory=dict[str, str])
     """The newest checkpoint id this process wrote or read, per checkpoint namespace."""
+    runs: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    """Runs of message keys by their own key (written or read)."""
     size: int = 0
 
     def keep(self, message: BaseMessage, key: str, size: int) -> None:
@@ -145,8 +160,10 @@ class _Thread:
             self.heads.clear()
         self.heads[namespace] = head
 
-    def prune(self, live: set[str]) -> None:
-        """Forget kept messages no list of the latest checkpoint holds (when they are many)."""
+    def prune(self, live: set[str], runs: set[str]) -> None:
+        """Forget kept messages and runs no list of the latest checkpoint holds (when they are many)."""
+        if len(self.runs) > 2 * len(runs) + 16:
+            self.runs = {key: keys for key, keys in self.runs.items() if key in runs}
         if len(self.by_key) <= 2 * len(live) + 16:
             return
         for kept in [k for k in self.by_key.values() if k.key not in live]:
@@ -164,12 +181,23 @@ def _is_messages(value: object) -> bool:
     return all(isinstance(m, BaseMessage) for m in cast(list[object], value))
 
 
-def _keys_of(value: object) -> list[str] | None:
-    if isinstance(value, dict) and len(cast(dict[str, Any], value)) == 1:
-        keys = cast(dict[str, Any], value).get(_REFS)
-        if isinstance(keys, list):
-            return [str(k) for k in cast(list[Any], keys)]
-    return None
+def _refs_of(value: object) -> tuple[list[str], list[str]] | None:
+    """The run keys and message keys of a stored list of messages, or `None` for any other value."""
+    if not isinstance(value, dict):
+        return None
+    refs = cast(dict[str, Any], value)
+    if _REFS not in refs or not refs.keys() <= {_REFS, _RUNS}:
+        return None
+    runs, keys = refs.get(_RUNS, []), refs[_REFS]
+    if not isinstance(runs, list) or not isinstance(keys, list):
+        return None
+    return [str(k) for k in cast(list[Any], runs)], [str(k) for k in cast(list[Any], keys)]
+
+
+def _run_row(keys: list[str]) -> tuple[str, bytes]:
+    """The key and stored value of a run of message keys."""
+    value = " ".join(keys).encode()
+    return hashlib.blake2b(value, digest_size=16, person=_RUN_TYPE.encode()).hexdigest(), value
 
 
 class MessagesOnce(BaseCheckpointSaver[str]):
@@ -244,6 +272,7 @@ class MessagesOnce(BaseCheckpointSaver[str]):
         if lists:
             rows: dict[str, tuple[str, str, str, bytes]] = {}
             live: set[str] = set()
+            live_runs: set[str] = set()
             for name in lists:
                 keys: list[str] = []
                 for message in cast(list[BaseMessage], values[name]):
@@ -260,7 +289,17 @@ class MessagesOnce(BaseCheckpointSaver[str]):
                         thread.keep(message, key, len(blob))
                     keys.append(key)
                 live.update(keys)
-                stored[name] = {_REFS: keys}
+                runs: list[str] = []
+                whole = len(keys) - len(keys) % _RUN
+                for start in range(0, whole, _RUN):
+                    run = keys[start : start + _RUN]
+                    run_key, value = _run_row(run)
+                    if run_key not in thread.stored:
+                        rows[run_key] = (thread_id, run_key, _RUN_TYPE, value)
+                    thread.runs[run_key] = run
+                    runs.append(run_key)
+                live_runs.update(runs)
+                stored[name] = {_RUNS: runs, _REFS: keys[whole:]} if runs else {_REFS: keys}
             if rows:
                 try:
                     await self._insert_messages(list(rows.values()))
@@ -268,7 +307,7 @@ class MessagesOnce(BaseCheckpointSaver[str]):
                     self.forget(thread_id)
                     raise
                 thread.stored.update(rows)
-            thread.prune(live)
+            thread.prune(live, live_runs)
         saved = await super().aput(config, {**checkpoint, "channel_values": stored}, metadata, new_versions)
         thread.advanced(namespace, checkpoint["id"])
         return saved
@@ -303,11 +342,27 @@ class MessagesOnce(BaseCheckpointSaver[str]):
 
     async def _rebuild(self, saved: CheckpointTuple) -> None:
         values = saved.checkpoint["channel_values"]
-        lists = {name: keys for name, value in values.items() if (keys := _keys_of(value)) is not None}
-        if not lists:
+        refs = {name: ref for name, value in values.items() if (ref := _refs_of(value)) is not None}
+        if not refs:
             return
         thread_id = str(saved.config.get("configurable", {})["thread_id"])
         thread = self._thread(thread_id)
+        runs = {run for run_keys, _ in refs.values() for run in run_keys}
+        unknown = [run for run in runs if run not in thread.runs]
+        if unknown:
+            for key, type_, value in await self._select_messages(thread_id, unknown):
+                if type_ == _RUN_TYPE:
+                    thread.runs[key] = value.decode().split(" ")
+        lost_runs = [run for run in runs if run not in thread.runs]
+        if lost_runs:
+            raise LookupError(
+                f"checkpoint {saved.checkpoint['id']} of thread {thread_id!r} names {len(lost_runs)} run(s) of "
+                "message keys missing from acpkit_messages"
+            )
+        lists = {
+            name: [key for run in run_keys for key in thread.runs[run]] + keys
+            for name, (run_keys, keys) in refs.items()
+        }
         found: dict[str, BaseMessage] = {}
         missing: set[str] = set()
         for keys in lists.values():
@@ -335,6 +390,7 @@ class MessagesOnce(BaseCheckpointSaver[str]):
             values[name] = [found[key] for key in keys]
         # Whoever wrote this checkpoint committed its messages first: they are all in the table.
         thread.stored.update(found)
+        thread.stored.update(runs)
 
     # --- deleting ---------------------------------------------------------------------------------
 
@@ -390,8 +446,3 @@ class MessageSqliteSaver(MessagesOnce, AsyncSqliteSaver):
         async with self.lock:
             await self.conn.execute("DELETE FROM acpkit_messages WHERE thread_id = ?", (thread_id,))
             await self.conn.commit()
-
-
-def message_rows(values: Mapping[str, Any]) -> int:
-    """How many lists of messages a stored checkpoint's channel values name (for tests)."""
-    return sum(_keys_of(v) is not None for v in values.values())
