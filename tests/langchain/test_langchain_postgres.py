@@ -46,3 +46,24 @@ async def test_the_conversation_lives_in_postgres_across_restarts_and_delete_rem
     assert _checkpoints(postgres_url, drop) == 0 and _checkpoints(postgres_url, keep) > 0
     assert _checkpoints(postgres_url, drop, "acpkit_messages") == 0
     assert _checkpoints(postgres_url, keep, "acpkit_messages") == 6
+
+
+async def test_the_message_table_is_migrated_once_and_a_newer_schema_is_refused(postgres_url: str) -> None:
+    from acpkit_core.store import SchemaTooNewError
+    from langchain_acp._message_saver_postgres import MIGRATIONS, VERSION_TABLE, MessagePostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    async with AsyncConnectionPool(postgres_url, min_size=1, max_size=2, kwargs=kwargs, open=False) as pool:
+        await MessagePostgresSaver(pool).setup()
+        await MessagePostgresSaver(pool).setup()  # a second replica starting: nothing to apply
+        with psycopg.connect(postgres_url) as conn:
+            versions = conn.execute(f"SELECT version FROM {VERSION_TABLE}".encode()).fetchall()
+            assert versions == [(m[0],) for m in MIGRATIONS]
+            # The session store's own schema version is its own: the two never mix.
+            assert conn.execute("SELECT to_regclass('acpkit_schema_version')").fetchone() == (None,)
+            conn.execute(f"INSERT INTO {VERSION_TABLE} (version) VALUES (99)".encode())
+            conn.commit()
+        with pytest.raises(SchemaTooNewError, match="at schema version 99, newer than this langchain-acp's"):
+            await MessagePostgresSaver(pool).setup()
