@@ -124,14 +124,16 @@ async def test_output_limit_keeps_the_tail(host: LocalClientHost) -> None:
     assert out.truncated is True
 
 
+@pytest.mark.timeout(90)  # an interpreter starting on a loaded machine: see below
 async def test_kill_reports_the_signal_and_keeps_output_until_release(host: LocalClientHost) -> None:
-    created = await host.create_terminal(PY, ["-c", "import time; print('started', flush=True); time.sleep(60)"])
+    created = await host.create_terminal(PY, ["-c", "import time; print('started', flush=True); time.sleep(120)"])
     terminal_id = created.terminal_id
-    # Kill it once it has printed: wait for that by the clock, not by a count of polls (the child's
-    # start-up under load takes what it takes; 200 polls of 20 ms gave it 4 s and then killed it early).
-    deadline = asyncio.get_running_loop().time() + 20
+    # Kill it once it has printed, waiting for that by the clock: 200 polls of 20 ms killed a child
+    # still starting after 4 s of polls (its output then empty), and on a loaded machine took far
+    # longer than 4 s themselves, past the file's 30 s timeout.
+    deadline = asyncio.get_running_loop().time() + 60
     while not (await host.terminal_output(terminal_id)).output:
-        assert asyncio.get_running_loop().time() < deadline, "the child printed nothing in 20 s"
+        assert asyncio.get_running_loop().time() < deadline, "the child printed nothing in 60 s"
         await asyncio.sleep(0.02)
     assert (await host.terminal_output(terminal_id)).exit_status is None
     await host.kill_terminal(terminal_id)
