@@ -15,6 +15,7 @@ from acpkit_core.store import SqliteStore
 from acpkit_core.testing import AcpTestClient
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import BinaryContent, ModelMessage, ModelRequest, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -139,3 +140,56 @@ async def test_a_history_too_big_to_keep_is_read_back_at_each_turn(
         assert (await c.prompt("gamma", session_id=sid)).text == "turn 3: alpha | beta | gamma"
         assert (await c.prompt("delta", session_id=sid)).text == "turn 4: alpha | beta | gamma | delta"
         assert log().memo is None
+
+
+def _keep_last(messages: list[ModelMessage]) -> list[ModelMessage]:
+    return messages[-1:]
+
+
+async def test_a_turn_appends_what_it_added_and_a_rewritten_history_replaces_the_stored_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+
+    def rows(sid: str) -> list[str]:
+        with sqlite3.connect(path) as db:
+            query = "SELECT item FROM history WHERE session_id = ? ORDER BY seq"
+            return [item for (item,) in db.execute(query, (sid,))]
+
+    def deleted(sid: str) -> list[int]:
+        with sqlite3.connect(path) as db:
+            return [seq for (seq,) in db.execute("SELECT seq FROM deleted WHERE session_id = ?", (sid,))]
+
+    async with AcpTestClient.connect(_agent(str(path))) as c:  # pyright: ignore[reportArgumentType]
+        await c.initialize()
+        sid = await c.new_session()
+        assert (await c.prompt("alpha", session_id=sid)).text == "turn 1: alpha"
+        with sqlite3.connect(path) as db:  # from now on SQLite notes every history row deleted
+            db.execute("CREATE TABLE deleted (session_id TEXT, seq INTEGER)")
+            db.execute(
+                "CREATE TRIGGER note_deleted AFTER DELETE ON history "
+                "BEGIN INSERT INTO deleted VALUES (old.session_id, old.seq); END"
+            )
+        first = rows(sid)
+        assert (await c.prompt("beta", session_id=sid)).text == "turn 2: alpha | beta"
+        second = rows(sid)
+    # The second turn appended its request and response; the first turn's rows were not written again.
+    assert len(first) == 2 and second[:2] == first and len(second) == 4 and deleted(sid) == []
+    assert '"beta"' in second[2] and '"turn 2: alpha | beta"' in second[3]
+
+    # A history processor that keeps only the last message: the run's history is no longer the stored
+    # one followed by new messages, so the stored history is replaced by what the run kept.
+    trimmed = Agent(FunctionModel(stream_function=recall), capabilities=[ProcessHistory(_keep_last)])
+    async with AcpTestClient.connect(create_acp_agent(trimmed, store=str(path))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        assert (await c.prompt("alpha", session_id=sid)).text == "turn 1: alpha"
+        assert deleted(sid) == []
+        assert (await c.prompt("beta", session_id=sid)).text == "turn 1: beta"
+        after = rows(sid)
+    assert sorted(deleted(sid)) == [0, 1]
+    assert len(after) == 2 and '"beta"' in after[0] and '"turn 1: beta"' in after[1]
+    assert not any("alpha" in item for item in after)
+    # A new process continues from the replaced history.
+    async with AcpTestClient.connect(_agent(str(path))) as c:  # pyright: ignore[reportArgumentType]
+        await c.initialize()
+        await c.load_session(sid)
+        assert (await c.prompt("gamma", session_id=sid)).text == "turn 2: beta | gamma"
