@@ -18,6 +18,7 @@ left behind acceptable to any model:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -131,7 +132,9 @@ def save_history(
     log = session.history
     count = len(before)
     memo: Any = log.memo
-    if len(messages) >= count and all(a is b for a, b in zip(before, messages, strict=False)):
+    # The run kept `before` as it was when its messages start with the very same objects (checked
+    # in C: at turn 500 the check costs microseconds, not a Python loop over the conversation).
+    if len(messages) >= count and all(map(operator.is_, before, messages)):
         added = cap_attachments(repair_history(messages[count:], not_run=not_run), max_attachment)
         log.append(*ModelMessagesTypeAdapter.dump_python(added, mode="json"))
         prior = memo.size if isinstance(memo, _Memo) and len(memo.messages) == count else _size(before)
