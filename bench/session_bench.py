@@ -1,21 +1,27 @@
 """Long sessions: is our cost per turn O(what the turn adds)? Side by side with the framework alone.
 
-    uv run python bench/session_bench.py [--turns 500] [--tools 49] [--quick] [--postgres]
+    uv run python bench/session_bench.py [--turns 500] [--tools 49] [--repeats 7]
+        [--adapters pydantic,langchain] [--quick] [--postgres]
 
 For each adapter, in one run:
 
 1. one session of `--turns` short turns over real stdio (a separate agent process on the default
    embedded SQLite store, a raw JSON-RPC client that only reads lines); per-turn wall time and the
-   agent process's CPU time (from /proc), each the mean of the ten turns ending at turn 10, 100,
-   250 and 500. Beside it, the framework alone doing the same turns in this process: pydantic-ai
-   `agent.run(..., message_history=...)`; the LangGraph graph with `InMemorySaver`. "added" is
-   ours minus the framework floor. Targets: added at the last turn within 1.3x of turn 10, total
-   within 1.5x;
+   agent process's CPU time (to the nanosecond, from each thread's /proc schedstat), each the mean
+   of the ten turns ending at turn 10, 100, 250 and 500 (turn 1, the first prompt of the process,
+   is left out of the turn-10 window and reported on its own line). Beside it, the framework alone
+   doing the same turns in this process, each right after ours (so that both meet the same machine
+   load): pydantic-ai `agent.run(..., message_history=..., event_stream_handler=...)` (streamed, as every
+   ACP turn is); the LangGraph graph with `InMemorySaver`. "added" is ours minus the framework
+   floor. Targets: added at the last turn within 1.3x of turn 10, total within 1.5x;
 2. the first prompt of a fresh process next to a later one (target: within 10 ms): sent right
    after `session/new` (the session above), and sent once the process is idle (the start-up
    warm-up thread done, as when a user types the first prompt);
 3. `--tools` sequential tool calls in one turn (one model response per call), per call, over
-   stdio and by the framework alone (target: within 1.3x);
+   stdio and by the framework alone, `--repeats` times each (a fresh session, a fresh run), one of
+   ours then one alone; agent CPU and wall, medians (target: within 1.3x). pydantic-ai alone runs
+   the same agent, tools and model streamed with an event handler, as the adapter does; its
+   unstreamed `agent.run` (a cheaper code path an ACP turn never takes) is printed for reference;
 4. LangChain: the session again (shorter) with each LangGraph checkpoint `durability` mode, and
    the serializer's cost for the state of a long session;
 5. RSS of the agent process before and after a turn with a 20 MB prompt;
@@ -26,7 +32,9 @@ For each adapter, in one run:
    alike; per-turn wall and CPU of this process (the server's CPU is not in it) and the bytes
    the turn added to the checkpoint tables, at turn 10 and at the last turn.
 
-`--quick` runs 60 turns, 10 tool calls, and skips the durability modes; `--postgres` runs only 6.
+`--quick` runs 60 turns, 10 tool calls, 3 repeats, and skips the durability modes; `--adapters
+pydantic` (or `langchain`) runs one adapter's figures only (6 is LangChain's); `--postgres` runs
+only 6.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -133,6 +142,41 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _thread_ns(pid: int) -> dict[str, int]:
+    """Nanoseconds on CPU of each live thread of a process (/proc/PID/task/TID/schedstat), `{}` if unreadable."""
+    out: dict[str, int] = {}
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                out[task.name] = int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    except OSError:
+        return {}
+    return out
+
+
+class CpuMeter:
+    """A process's CPU time between two points, to the nanosecond when the kernel says it per thread.
+
+    /proc/PID/stat counts in clock ticks (10 ms), too coarse for a turn of a few ms; the per-thread
+    schedstat counts nanoseconds. When a thread ended in between (its time is gone from the sum),
+    the ticks are used for that interval.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._ticks = _cpu_seconds(pid)
+        self._threads = _thread_ns(pid)
+
+    def seconds(self) -> float:
+        """CPU seconds since the meter was made."""
+        ticks, threads = _cpu_seconds(self.pid), _thread_ns(self.pid)
+        if self._threads and threads and self._threads.keys() <= threads.keys():
+            return sum(ns - self._threads.get(tid, 0) for tid, ns in threads.items()) / 1e9
+        return ticks - self._ticks
+
+
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -182,14 +226,14 @@ class StdioAgent:
 
     async def prompt(self, session_id: str, text: str) -> tuple[float, float]:
         """Wall and agent-CPU seconds of one prompt."""
-        cpu = _cpu_seconds(self.process.pid)
+        cpu = CpuMeter(self.process.pid)
         start = time.perf_counter()
         result = await self.call(
             "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
         )
         wall = time.perf_counter() - start
         assert result["stopReason"] == "end_turn", result
-        return wall, _cpu_seconds(self.process.pid) - cpu
+        return wall, cpu.seconds()
 
     async def stop(self) -> None:
         assert self.process.stdin is not None
@@ -199,15 +243,30 @@ class StdioAgent:
 
 async def session_over_stdio(script: str, args: list[str], turns: int) -> tuple[list[tuple[float, float]], float]:
     """Per-turn (wall, cpu) of one session of short turns; and the initialize time."""
+    out, _, init = await session_side_by_side(script, args, turns)
+    return out, init
+
+
+async def session_side_by_side(
+    script: str, args: list[str], turns: int, alone: Callable[[int], Awaitable[Any]] | None = None
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float]:
+    """Per-turn (wall, cpu) of one session of short turns over stdio and, when given, of the
+    framework alone doing turn i (`alone(i)`) right after ours, so both meet the same machine load;
+    and the initialize time."""
+    ours: list[tuple[float, float]] = []
+    floor: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as state:
         agent = await StdioAgent.start(script, *args, state_dir=state)
         start = time.perf_counter()
         await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         init = time.perf_counter() - start
         sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
-        out = [await agent.prompt(sid, f"turn {i}") for i in range(turns)]
+        for i in range(turns):
+            ours.append(await agent.prompt(sid, f"turn {i}"))
+            if alone is not None:
+                floor.append(await _timed(lambda i=i: alone(i)))
         await agent.stop()
-    return out, init
+    return ours, floor, init
 
 
 async def _until_idle(pid: int, quiet: float = 0.3, limit: float = 15.0) -> float:
@@ -237,16 +296,25 @@ async def first_prompt_when_idle(script: str, args: list[str], later: int = 10) 
     return first * 1000, sum(rest) / len(rest) * 1000, waited
 
 
-async def tools_over_stdio(script: str, args: list[str]) -> float:
-    """Seconds of one turn of sequential tool calls (after a warm-up turn)."""
+async def tools_side_by_side(
+    script: str, args: list[str], alone: Callable[[], Awaitable[Any]], repeats: int
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """(wall, CPU) seconds of `repeats` turns of sequential tool calls over stdio, each in a fresh
+    session (after a warm-up turn in the process), and of `repeats` runs of `alone` in this process,
+    taken in turns (one of ours, one alone) so that both meet the same machine load."""
+    ours: list[tuple[float, float]] = []
+    floor: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as state:
         agent = await StdioAgent.start(script, *args, state_dir=state)
         await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
         await agent.prompt(sid, "warm up")
-        wall, _ = await agent.prompt(sid, "tools")
+        for _ in range(repeats):
+            sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
+            ours.append(await agent.prompt(sid, "tools"))
+            floor.append(await _timed(alone))
         await agent.stop()
-    return wall
+    return ours, floor
 
 
 async def rss_after_big_prompt(script: str, args: list[str], megabytes: int = 20) -> tuple[float, float, float]:
@@ -297,50 +365,58 @@ def _lc_graph(tools: int, checkpointer: Any) -> Any:
     return namespace["graph"].copy(update={"checkpointer": checkpointer})
 
 
-async def pyd_alone(turns: int) -> list[tuple[float, float]]:
+async def _drain(ctx: Any, events: Any) -> None:
+    """An event handler that reads every event: pydantic-ai streams the model, as in an ACP turn."""
+    async for _ in events:
+        pass
+
+
+def pyd_alone() -> Callable[[int], Awaitable[None]]:
+    """Turn i of one session by pydantic-ai alone: `agent.run(..., message_history=...)`, streamed."""
     agent = _pyd_agent(0)
     history: list[Any] = []
-    out: list[tuple[float, float]] = []
-    for i in range(turns):
-        result: Any = None
 
-        async def run(i: int = i, history: list[Any] = history) -> None:
-            nonlocal result
-            result = await agent.run(f"turn {i}", message_history=history)
-
-        out.append(await _timed(run))
+    async def turn(i: int) -> None:
+        nonlocal history
+        result = await agent.run(f"turn {i}", message_history=history, event_stream_handler=_drain)
         history = result.all_messages()
-    return out
+
+    return turn
 
 
-async def lc_alone(turns: int) -> list[tuple[float, float]]:
+def lc_alone() -> Callable[[int], Awaitable[Any]]:
+    """Turn i of one thread by the LangGraph graph alone, with `InMemorySaver`."""
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
     graph = _lc_graph(0, InMemorySaver())
     config = {"configurable": {"thread_id": "bench"}}
-    return [
-        await _timed(lambda i=i: graph.ainvoke({"messages": [HumanMessage(content=f"turn {i}")]}, config))
-        for i in range(turns)
-    ]
+    return lambda i: graph.ainvoke({"messages": [HumanMessage(content=f"turn {i}")]}, config)
 
 
-async def pyd_tools_alone(tools: int) -> float:
+async def pyd_tools_alone(tools: int, *, streamed: bool = True) -> Callable[[], Awaitable[Any]]:
+    """One run of the tool-calling prompt by pydantic-ai alone (warmed up); `streamed`: with an event
+    handler (the model streams, as in an ACP turn), else a plain `agent.run`."""
     agent = _pyd_agent(tools)
-    await agent.run("warm up")
-    wall, _ = await _timed(lambda: agent.run("tools"))
-    return wall
+    handler = _drain if streamed else None
+    await agent.run("warm up", event_stream_handler=handler)
+    return lambda: agent.run("tools", event_stream_handler=handler)
 
 
-async def lc_tools_alone(tools: int) -> float:
+async def lc_tools_alone(tools: int) -> Callable[[], Awaitable[Any]]:
+    """One run of the tool-calling prompt by the LangGraph graph alone (`InMemorySaver`), each on a new thread."""
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
     graph = _lc_graph(tools, InMemorySaver())
-    config = {"configurable": {"thread_id": "bench"}}
-    await graph.ainvoke({"messages": [HumanMessage(content="warm up")]}, config)
-    wall, _ = await _timed(lambda: graph.ainvoke({"messages": [HumanMessage(content="tools")]}, config))
-    return wall
+    await graph.ainvoke({"messages": [HumanMessage(content="warm up")]}, {"configurable": {"thread_id": "warm"}})
+    threads = iter(range(1_000_000))
+
+    def run() -> Awaitable[Any]:
+        config = {"configurable": {"thread_id": f"bench-{next(threads)}"}}
+        return graph.ainvoke({"messages": [HumanMessage(content="tools")]}, config)
+
+    return run
 
 
 def serializer_ms(turns: int) -> tuple[float, int]:
@@ -441,8 +517,8 @@ def report_postgres(results: dict[str, list[tuple[float, float, int]]] | str, tu
     for name, values in results.items():
         w1, c1 = _window([(w, c) for w, c, _ in values], first)
         wn, cn = _window([(w, c) for w, c, _ in values], last)
-        b1 = sum(b for _, _, b in values[max(0, first - 10) : first]) / len(values[max(0, first - 10) : first])
-        bn = sum(b for _, _, b in values[max(0, last - 10) : last]) / len(values[max(0, last - 10) : last])
+        b1 = sum(b for _, _, b in values[max(1, first - 10) : first]) / len(values[max(1, first - 10) : first])
+        bn = sum(b for _, _, b in values[max(1, last - 10) : last]) / len(values[max(1, last - 10) : last])
         print(
             f"  {name:<32} | {w1:>10.2f} / {c1:>9.2f} {b1:>8,.0f} | {wn:>10.2f} / {cn:>9.2f} {bn:>8,.0f} | "
             f"{wn / w1:>8.2f}x"
@@ -453,8 +529,9 @@ def report_postgres(results: dict[str, list[tuple[float, float, int]]] | str, tu
 
 
 def _window(values: list[tuple[float, float]], turn: int) -> tuple[float, float]:
-    """Mean (wall, cpu) in ms of the ten turns ending at `turn` (1-based)."""
-    chunk = values[max(0, turn - 10) : turn]
+    """Mean (wall, cpu) in ms of the ten turns ending at `turn` (1-based), turn 1 left out: the first
+    prompt of a fresh process is its own figure (printed beside the table)."""
+    chunk = values[max(1, turn - 10) : turn]
     return (sum(w for w, _ in chunk) / len(chunk) * 1000, sum(c for _, c in chunk) / len(chunk) * 1000)
 
 
@@ -463,30 +540,50 @@ def report_session(
 ) -> None:
     print(f"\n{name}: one session of {len(ours)} short turns, ms per turn (mean of the 10 turns up to each mark)")
     print(f"{'turn':>6} | {'ours wall':>9} {'ours cpu':>9} | {'alone wall':>10} {'alone cpu':>9} | {'added wall':>10}")
-    added: dict[int, float] = {}
-    total: dict[int, float] = {}
+    walls: dict[int, tuple[float, float]] = {}
+    cpus: dict[int, tuple[float, float]] = {}
     for mark in marks:
         ow, oc = _window(ours, mark)
         fw, fc = _window(floor, mark)
-        added[mark] = ow - fw
-        total[mark] = ow
+        walls[mark], cpus[mark] = (ow, fw), (oc, fc)
         print(f"{mark:>6} | {ow:>9.2f} {oc:>9.2f} | {fw:>10.2f} {fc:>9.2f} | {ow - fw:>10.2f}")
     first, last = marks[0], marks[-1]
-    if added[last] <= 0:
-        ratio = f"{added[last]:.1f} ms, below the framework alone"
-    else:
-        ratio = f"{added[last] / max(added[first], 1e-6):.2f}x"
-    print(
-        f"  turn {last} / turn {first}: added {ratio} (target <= 1.3x), "
-        f"total {total[last] / total[first]:.2f}x (target <= 1.5x)"
-    )
+    for what, figures in (("wall", walls), ("cpu", cpus)):
+        (o1, f1), (on, fn) = figures[first], figures[last]
+        if on - fn <= 0:
+            ratio = f"{on - fn:.1f} ms, below the framework alone"
+        elif o1 - f1 <= 0:
+            ratio = f"{on - fn:.1f} ms at turn {last}, {o1 - f1:.1f} ms at turn {first}"
+        else:
+            ratio = f"{(on - fn) / max(o1 - f1, 1e-6):.2f}x"
+        print(
+            f"  {what:<4} turn {last} / turn {first}: added {ratio} (target <= 1.3x), "
+            f"total {on / o1:.2f}x (target <= 1.5x; the framework alone {fn / f1:.2f}x)"
+        )
     print(
         f"  first prompt of the process, sent right after session/new: {ours[0][0] * 1000:.1f} ms wall; "
         f"turn 2-11 mean {_window(ours, 11)[0]:.1f} ms"
     )
 
 
-async def main(turns: int, tools: int, quick: bool, postgres_only: bool = False) -> None:
+def _median_ms(values: list[tuple[float, float]], index: int, per: int) -> float:
+    """The median of `values[...][index]` (seconds), in ms per `per`."""
+    return statistics.median(v[index] for v in values) / per * 1000
+
+
+def _adapters(adapters: set[str], tools: int, lc_dir: str) -> list[tuple[str, str, list[str]]]:
+    """(name, agent script, its arguments) of the adapters to measure."""
+    out: list[tuple[str, str, list[str]]] = []
+    if "pydantic" in adapters:
+        out.append(("pydantic-acp", PYD_AGENT, [str(tools)]))
+    if "langchain" in adapters:
+        out.append(("langchain-acp", LC_AGENT, [str(tools), "exit", lc_dir]))
+    return out
+
+
+async def main(
+    turns: int, tools: int, quick: bool, repeats: int, adapters: set[str], postgres_only: bool = False
+) -> None:
     load = os.getloadavg()
     loads = " ".join(f"{v:.2f}" for v in load)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {loads}")
@@ -498,33 +595,42 @@ async def main(turns: int, tools: int, quick: bool, postgres_only: bool = False)
         marks.append(turns)
     lc_dir = str(ROOT / "tests" / "langchain")
 
-    pyd, _ = await session_over_stdio(PYD_AGENT, [str(tools)], turns)
-    report_session("pydantic-acp", pyd, await pyd_alone(turns), marks)
-    lc, _ = await session_over_stdio(LC_AGENT, [str(tools), "exit", lc_dir], turns)
-    report_session("langchain-acp (durability exit, the default)", lc, await lc_alone(turns), marks)
+    pyd_on, lc_on = "pydantic" in adapters, "langchain" in adapters
+    if pyd_on:
+        pyd, floor, _ = await session_side_by_side(PYD_AGENT, [str(tools)], turns, pyd_alone())
+        report_session("pydantic-acp", pyd, floor, marks)
+    if lc_on:
+        lc, floor, _ = await session_side_by_side(LC_AGENT, [str(tools), "exit", lc_dir], turns, lc_alone())
+        report_session("langchain-acp (durability exit, the default)", lc, floor, marks)
 
     print(
         "\nfirst prompt of a fresh process, sent once the process is idle after session/new, ms (target: within 10 ms)"
     )
-    for name, script, args in (
-        ("pydantic-acp", PYD_AGENT, [str(tools)]),
-        ("langchain-acp", LC_AGENT, [str(tools), "exit", lc_dir]),
-    ):
+    for name, script, args in _adapters(adapters, tools, lc_dir):
         first, later, waited = await first_prompt_when_idle(script, args)
         extra = first - later
         print(f"  {name:<14} first {first:7.1f}   next 10 {later:7.1f}   (+{extra:.1f}; idle after {waited:.1f} s)")
 
-    print(f"\n{tools} sequential tool calls in one turn, ms per call")
-    for name, ours, alone in (
-        ("pydantic-acp", await tools_over_stdio(PYD_AGENT, [str(tools)]), await pyd_tools_alone(tools)),
-        ("langchain-acp", await tools_over_stdio(LC_AGENT, [str(tools), "exit", lc_dir]), await lc_tools_alone(tools)),
-    ):
+    print(
+        f"\n{tools} sequential tool calls in one turn, ms per call, median of {repeats} turns taken in turns "
+        "(agent CPU: ours the agent process's, alone this process's; target <= 1.3x)"
+    )
+    for name, script, args in _adapters(adapters, tools, lc_dir):
+        note = ""
+        if name == "pydantic-acp":
+            ours, alone = await tools_side_by_side(script, args, await pyd_tools_alone(tools), repeats)
+            unstreamed = await pyd_tools_alone(tools, streamed=False)
+            plain = [await _timed(unstreamed) for _ in range(repeats)]
+            note = f"   (pydantic-ai unstreamed agent.run: cpu {_median_ms(plain, 1, tools):.2f})"
+        else:
+            ours, alone = await tools_side_by_side(script, args, await lc_tools_alone(tools), repeats)
+        ow, oc, aw, ac = (_median_ms(v, i, tools) for v in (ours, alone) for i in (0, 1))
         print(
-            f"  {name:<14} over stdio {ours / tools * 1000:6.2f}   alone {alone / tools * 1000:6.2f}   "
-            f"{ours / alone:.2f}x (target <= 1.3x)"
+            f"  {name:<14} cpu: ours {oc:6.2f} alone {ac:6.2f} {oc / ac:.2f}x   "
+            f"wall: ours {ow:6.2f} alone {aw:6.2f} {ow / aw:.2f}x{note}"
         )
 
-    if not quick:
+    if not quick and lc_on:
         short = min(turns, 150)
         print(f"\nlangchain-acp checkpoint durability, one session of {short} turns over stdio, ms per turn")
         for mode in ("exit", "async", "sync"):
@@ -535,13 +641,11 @@ async def main(turns: int, tools: int, quick: bool, postgres_only: bool = False)
         ms, size = serializer_ms(turns)
         print(f"  JsonPlusSerializer, the {2 * turns} messages of a {turns}-turn session: {ms:.2f} ms, {size:,} bytes")
 
-    report_postgres(await lc_postgres(turns), turns)
+    if lc_on:
+        report_postgres(await lc_postgres(turns), turns)
 
     print("\nagent RSS around a turn with a 20 MB prompt, MB (before / right after / after one more turn)")
-    for name, script, args in (
-        ("pydantic-acp", PYD_AGENT, [str(tools)]),
-        ("langchain-acp", LC_AGENT, [str(tools), "exit", lc_dir]),
-    ):
+    for name, script, args in _adapters(adapters, tools, lc_dir):
         before, after, later = await rss_after_big_prompt(script, args)
         print(f"  {name:<14} {before:7.1f} / {after:7.1f} / {later:7.1f}   ({later / before:.2f}x)")
 
@@ -550,9 +654,14 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--tools", type=int, default=49)
-    parser.add_argument("--quick", action="store_true", help="60 turns, 10 tool calls, no durability modes")
+    parser.add_argument("--repeats", type=int, default=7, help="tool-calling turns measured per adapter")
+    parser.add_argument("--adapters", default="pydantic,langchain", help="comma-separated: pydantic, langchain")
+    parser.add_argument("--quick", action="store_true", help="60 turns, 10 tool calls, 3 repeats, no durability modes")
     parser.add_argument("--postgres", action="store_true", help="only the LangChain-on-Postgres comparison")
     ns = parser.parse_args()
     if ns.quick:
-        ns.turns, ns.tools = min(ns.turns, 60), min(ns.tools, 10)
-    asyncio.run(main(ns.turns, ns.tools, ns.quick, ns.postgres))
+        ns.turns, ns.tools, ns.repeats = min(ns.turns, 60), min(ns.tools, 10), min(ns.repeats, 3)
+    chosen = {a.strip() for a in ns.adapters.split(",") if a.strip()}
+    if not chosen or chosen - {"pydantic", "langchain"}:
+        parser.error("--adapters takes pydantic, langchain or both")
+    asyncio.run(main(ns.turns, ns.tools, ns.quick, ns.repeats, chosen, ns.postgres))
