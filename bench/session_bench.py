@@ -12,11 +12,13 @@ For each adapter, in one run:
    is left out of the turn-10 window and reported on its own line). Beside it, the framework alone
    doing the same turns in this process, each right after ours (so that both meet the same machine
    load): pydantic-ai `agent.run(..., message_history=..., event_stream_handler=...)` (streamed, as every
-   ACP turn is); the LangGraph graph with `InMemorySaver`. "added" is ours minus the framework
-   floor. Targets: added at the last turn within 1.3x of turn 10, total within 1.5x;
-2. the first prompt of a fresh process next to a later one (target: within 10 ms): sent right
-   after `session/new` (the session above), and sent once the process is idle (the start-up
-   warm-up thread done, as when a user types the first prompt);
+   ACP turn is); the LangGraph graph without a checkpointer, the whole history kept in memory and
+   passed in at each run, streamed as the runner streams (LangGraph's own cost, no serialization:
+   the floor), and beside it the same graph with `InMemorySaver`. "added" is ours minus the
+   framework floor. Targets: added at the last turn within 1.3x of turn 10, total within 1.5x;
+2. the first prompt of a fresh process next to the ten after it (target: within 10 ms), the
+   median of `--first` processes: sent right after `session/new`, and sent once the process is
+   idle (the start-up warm-up thread done, as when a user types the first prompt);
 3. `--tools` sequential tool calls in one turn (one model response per call), per call, over
    stdio and by the framework alone, `--repeats` times each (a fresh session, a fresh run), one of
    ours then one alone; agent CPU and wall, medians (target: within 1.3x). pydantic-ai alone runs
@@ -243,18 +245,24 @@ class StdioAgent:
 
 async def session_over_stdio(script: str, args: list[str], turns: int) -> tuple[list[tuple[float, float]], float]:
     """Per-turn (wall, cpu) of one session of short turns; and the initialize time."""
-    out, _, init = await session_side_by_side(script, args, turns)
+    out, _, init, _ = await session_side_by_side(script, args, turns)
     return out, init
 
 
 async def session_side_by_side(
-    script: str, args: list[str], turns: int, alone: Callable[[int], Awaitable[Any]] | None = None
-) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float]:
+    script: str,
+    args: list[str],
+    turns: int,
+    alone: Callable[[int], Awaitable[Any]] | None = None,
+    *,
+    beside: Callable[[int], Awaitable[Any]] | None = None,
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float, list[tuple[float, float]]]:
     """Per-turn (wall, cpu) of one session of short turns over stdio and, when given, of the
-    framework alone doing turn i (`alone(i)`) right after ours, so both meet the same machine load;
-    and the initialize time."""
+    framework alone doing turn i (`alone(i)`, then `beside(i)`: another way of running it) right
+    after ours, so all meet the same machine load; the initialize time; and `beside`'s figures."""
     ours: list[tuple[float, float]] = []
     floor: list[tuple[float, float]] = []
+    other: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as state:
         agent = await StdioAgent.start(script, *args, state_dir=state)
         start = time.perf_counter()
@@ -265,8 +273,10 @@ async def session_side_by_side(
             ours.append(await agent.prompt(sid, f"turn {i}"))
             if alone is not None:
                 floor.append(await _timed(lambda i=i: alone(i)))
+            if beside is not None:
+                other.append(await _timed(lambda i=i: beside(i)))
         await agent.stop()
-    return ours, floor, init
+    return ours, floor, init, other
 
 
 async def _until_idle(pid: int, quiet: float = 0.3, limit: float = 15.0) -> float:
@@ -282,14 +292,17 @@ async def _until_idle(pid: int, quiet: float = 0.3, limit: float = 15.0) -> floa
     return time.perf_counter() - start
 
 
-async def first_prompt_when_idle(script: str, args: list[str], later: int = 10) -> tuple[float, float, float]:
+async def first_prompt_when_idle(
+    script: str, args: list[str], later: int = 10, *, idle: bool = True
+) -> tuple[float, float, float]:
     """The first prompt of a fresh process sent once it is idle after `session/new` (a user typing),
-    next to the mean of the `later` prompts after it: (first ms, later ms, seconds waited)."""
+    or right after `session/new` (`idle=False`), next to the mean of the `later` prompts after it:
+    (first ms, later ms, seconds waited)."""
     with tempfile.TemporaryDirectory() as state:
         agent = await StdioAgent.start(script, *args, state_dir=state)
         await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
-        waited = await _until_idle(agent.process.pid)
+        waited = await _until_idle(agent.process.pid) if idle else 0.0
         first, _ = await agent.prompt(sid, "turn 0")
         rest = [(await agent.prompt(sid, f"turn {i}"))[0] for i in range(1, later + 1)]
         await agent.stop()
@@ -392,6 +405,25 @@ def lc_alone() -> Callable[[int], Awaitable[Any]]:
     graph = _lc_graph(0, InMemorySaver())
     config = {"configurable": {"thread_id": "bench"}}
     return lambda i: graph.ainvoke({"messages": [HumanMessage(content=f"turn {i}")]}, config)
+
+
+def lc_alone_in_memory() -> Callable[[int], Awaitable[None]]:
+    """LangGraph's own cost per turn: turn i of the graph without a checkpointer, the whole history kept
+    in memory (no serialization) and passed in at each run, streamed as the runner streams it."""
+    from langchain_core.messages import BaseMessage, HumanMessage
+
+    graph = _lc_graph(0, None)
+    history: list[BaseMessage] = []
+
+    async def run(i: int) -> None:
+        nonlocal history
+        run_input = {"messages": [*history, HumanMessage(content=f"turn {i}")]}
+        modes = ["messages", "updates", "values"]  # "values" only to keep the final state
+        async for _, mode, data in graph.astream(run_input, stream_mode=modes, subgraphs=True):
+            if mode == "values":
+                history = data["messages"]
+
+    return run
 
 
 async def pyd_tools_alone(tools: int, *, streamed: bool = True) -> Callable[[], Awaitable[Any]]:
@@ -536,17 +568,30 @@ def _window(values: list[tuple[float, float]], turn: int) -> tuple[float, float]
 
 
 def report_session(
-    name: str, ours: list[tuple[float, float]], floor: list[tuple[float, float]], marks: list[int]
+    name: str,
+    ours: list[tuple[float, float]],
+    floor: list[tuple[float, float]],
+    marks: list[int],
+    beside: tuple[str, list[tuple[float, float]]] | None = None,
 ) -> None:
+    """`floor` is what "added" is measured against; `beside`, another way of running the framework alone."""
     print(f"\n{name}: one session of {len(ours)} short turns, ms per turn (mean of the 10 turns up to each mark)")
-    print(f"{'turn':>6} | {'ours wall':>9} {'ours cpu':>9} | {'alone wall':>10} {'alone cpu':>9} | {'added wall':>10}")
+    extra = f" | {beside[0] + ' wall':>18} {'cpu':>6}" if beside else ""
+    print(
+        f"{'turn':>6} | {'ours wall':>9} {'ours cpu':>9} | {'alone wall':>10} {'alone cpu':>9} | {'added wall':>10}"
+        + extra
+    )
     walls: dict[int, tuple[float, float]] = {}
     cpus: dict[int, tuple[float, float]] = {}
     for mark in marks:
         ow, oc = _window(ours, mark)
         fw, fc = _window(floor, mark)
         walls[mark], cpus[mark] = (ow, fw), (oc, fc)
-        print(f"{mark:>6} | {ow:>9.2f} {oc:>9.2f} | {fw:>10.2f} {fc:>9.2f} | {ow - fw:>10.2f}")
+        row = f"{mark:>6} | {ow:>9.2f} {oc:>9.2f} | {fw:>10.2f} {fc:>9.2f} | {ow - fw:>10.2f}"
+        if beside:
+            bw, bc = _window(beside[1], mark)
+            row += f" | {bw:>18.2f} {bc:>6.2f}"
+        print(row)
     first, last = marks[0], marks[-1]
     for what, figures in (("wall", walls), ("cpu", cpus)):
         (o1, f1), (on, fn) = figures[first], figures[last]
@@ -582,7 +627,13 @@ def _adapters(adapters: set[str], tools: int, lc_dir: str) -> list[tuple[str, st
 
 
 async def main(
-    turns: int, tools: int, quick: bool, repeats: int, adapters: set[str], postgres_only: bool = False
+    turns: int,
+    tools: int,
+    quick: bool,
+    repeats: int,
+    adapters: set[str],
+    postgres_only: bool = False,
+    first_repeats: int = 5,
 ) -> None:
     load = os.getloadavg()
     loads = " ".join(f"{v:.2f}" for v in load)
@@ -597,19 +648,32 @@ async def main(
 
     pyd_on, lc_on = "pydantic" in adapters, "langchain" in adapters
     if pyd_on:
-        pyd, floor, _ = await session_side_by_side(PYD_AGENT, [str(tools)], turns, pyd_alone())
+        pyd, floor, _, _ = await session_side_by_side(PYD_AGENT, [str(tools)], turns, pyd_alone())
         report_session("pydantic-acp", pyd, floor, marks)
     if lc_on:
-        lc, floor, _ = await session_side_by_side(LC_AGENT, [str(tools), "exit", lc_dir], turns, lc_alone())
-        report_session("langchain-acp (durability exit, the default)", lc, floor, marks)
+        lc, floor, _, saver = await session_side_by_side(
+            LC_AGENT, [str(tools), "exit", lc_dir], turns, lc_alone_in_memory(), beside=lc_alone()
+        )
+        print(
+            "\n(langchain-acp: alone = LangGraph with the whole history in memory, no checkpointer and no "
+            "serialization, streamed as the runner streams: LangGraph's own cost per turn, the floor; "
+            "InMemorySaver = the same graph checkpointing in memory, serializing every message at each run)"
+        )
+        report_session(
+            "langchain-acp (durability exit, the default)", lc, floor, marks, beside=("InMemorySaver", saver)
+        )
 
     print(
-        "\nfirst prompt of a fresh process, sent once the process is idle after session/new, ms (target: within 10 ms)"
+        f"\nfirst prompt of a fresh process next to the 10 after it, ms, median of {first_repeats} processes each "
+        "(target: within 10 ms); sent right after session/new, and once the process is idle after it"
     )
     for name, script, args in _adapters(adapters, tools, lc_dir):
-        first, later, waited = await first_prompt_when_idle(script, args)
-        extra = first - later
-        print(f"  {name:<14} first {first:7.1f}   next 10 {later:7.1f}   (+{extra:.1f}; idle after {waited:.1f} s)")
+        for idle in (False, True):
+            runs = [await first_prompt_when_idle(script, args, idle=idle) for _ in range(first_repeats)]
+            first = statistics.median(r[0] for r in runs)
+            later = statistics.median(r[1] for r in runs)
+            when = f"idle (after {statistics.median(r[2] for r in runs):.1f} s)" if idle else "right after"
+            print(f"  {name:<14} {when:<20} first {first:7.1f}   next 10 {later:7.1f}   ({first - later:+.1f})")
 
     print(
         f"\n{tools} sequential tool calls in one turn, ms per call, median of {repeats} turns taken in turns "
@@ -658,10 +722,11 @@ if __name__ == "__main__":
     parser.add_argument("--adapters", default="pydantic,langchain", help="comma-separated: pydantic, langchain")
     parser.add_argument("--quick", action="store_true", help="60 turns, 10 tool calls, 3 repeats, no durability modes")
     parser.add_argument("--postgres", action="store_true", help="only the LangChain-on-Postgres comparison")
+    parser.add_argument("--first", type=int, default=5, help="fresh processes per first-prompt figure (median)")
     ns = parser.parse_args()
     if ns.quick:
         ns.turns, ns.tools, ns.repeats = min(ns.turns, 60), min(ns.tools, 10), min(ns.repeats, 3)
     chosen = {a.strip() for a in ns.adapters.split(",") if a.strip()}
     if not chosen or chosen - {"pydantic", "langchain"}:
         parser.error("--adapters takes pydantic, langchain or both")
-    asyncio.run(main(ns.turns, ns.tools, ns.quick, ns.repeats, chosen, ns.postgres))
+    asyncio.run(main(ns.turns, ns.tools, ns.quick, ns.repeats, chosen, ns.postgres, max(1, ns.first)))

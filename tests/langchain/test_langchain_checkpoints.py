@@ -360,3 +360,47 @@ async def test_a_checkpoint_naming_a_lost_message_is_refused_with_a_clear_error(
     async with backend.saver() as saver:
         with pytest.raises(LookupError, match="missing from acpkit_messages"):
             await saver.aget_tuple({"configurable": {"thread_id": "t"}})
+
+
+def _turns(n: int) -> list[BaseMessage]:
+    return [
+        m for i in range(n) for m in (HumanMessage(content=f"q{i}", id=f"h{i}"), AIMessage(content=f"a{i}", id=f"a{i}"))
+    ]
+
+
+async def test_a_long_list_is_stored_right_whatever_changes_between_checkpoints(backend: Backend) -> None:
+    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    messages = _turns(20)
+    async with backend.saver() as saver:
+        config = await _put(saver, config, messages)
+        messages = [*messages, HumanMessage(content="q20", id="h20")]
+        config = await _put(saver, config, messages)  # the 40 already stored are not written again
+        assert [len(keys) for keys in backend.inserted] == [40, 1]
+        messages[7].content = "changed in place"  # a field assigned on a message far back in the list
+        config = await _put(saver, config, messages)
+        assert [len(keys) for keys in backend.inserted] == [40, 1, 1]
+        messages = [*messages[:3], AIMessage(content="replaced", id="a1"), *messages[4:10]]  # replaced, removed
+        await _put(saver, config, messages)
+        expected = _texts(messages)
+    async with backend.saver() as saver:  # a new process reads the latest list back
+        saved = await saver.aget_tuple({"configurable": {"thread_id": "t"}})
+        assert saved is not None
+        assert _texts(saved.checkpoint["channel_values"]["messages"]) == expected
+    assert expected[3] == "replaced" and expected[7] == "changed in place" and len(expected) == 10
+
+
+async def test_a_run_that_changes_messages_in_place_and_fails_leaves_the_stored_ones(backend: Backend) -> None:
+    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    read: Any = {"configurable": {"thread_id": "t"}}
+    async with backend.saver() as saver:
+        await _put(saver, config, _turns(30))
+        saver.settle("t")  # the run that wrote it ended normally
+        for attempt in range(2):
+            saved = await saver.aget_tuple(read)  # a run starts from the kept messages...
+            assert saved is not None
+            messages = saved.checkpoint["channel_values"]["messages"]
+            assert _texts(messages)[:3] == ["q0", "a0", "q1"], attempt
+            messages[1].content = f"changed by failed run {attempt}"  # ...changes one in place, then fails: no settle
+        saved = await saver.aget_tuple(read)
+        assert saved is not None
+        assert _texts(saved.checkpoint["channel_values"]["messages"]) == _texts(_turns(30))

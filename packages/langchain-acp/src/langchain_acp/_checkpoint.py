@@ -120,6 +120,12 @@ class EmbeddedCheckpointer:
         if self._messages is not None:
             self._messages.forget(thread_id)
 
+    def settle(self, saver: object, thread_id: str) -> None:
+        """A run of the thread on `saver` ended normally: if that is the embedded saver, it may trust the
+        messages it keeps for the thread."""
+        if self._messages is not None and saver is self._messages:
+            self._messages.settle(thread_id)
+
     async def aclose(self) -> None:
         """Close the SQLite connection or the Postgres pool, if one was opened."""
         if self._conn is not None:

@@ -18,6 +18,15 @@ replaces a message (same id, new content), or assigns one of its fields in place
 Messages larger than `_CACHED_BYTES` are not kept in memory: they are read back and serialized at
 each checkpoint, as the stock saver does (their row is still written once).
 
+A long conversation is mostly the previous checkpoint's list with a few messages added, so each
+thread also keeps its latest list of messages (`_Prefix`): when the next list starts with the same
+objects, their fields as stored and their rows known stored, that is checked for the whole prefix
+at once (a few comparisons done in C, not a Python step per message), and only the added messages
+are looked at one by one. Anything else (a message replaced, removed or changed in place) takes the
+message by message path. When the runner reports that a run of the thread ended normally
+(`settle`), the next read hands out the kept messages without that comparison: only a run changes
+them, and its last checkpoint compared them already.
+
 Several processes may share one database (two windows on one SQLite file, replicas on one
 Postgres). What a process keeps can never be stale: a key is the digest of the message's bytes,
 so a kept message is the message any process stored under that key, and a checkpoint written by
@@ -37,9 +46,11 @@ messages are committed before the checkpoint that names them.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
@@ -110,6 +121,55 @@ class _Kept:
         return message is self.message and vars(message) == self.fields and _extra(message) == self.extra
 
 
+_extra_of = operator.attrgetter("__pydantic_extra__")
+
+
+def _copy_extra(message: BaseMessage) -> dict[str, Any] | None:
+    extra = message.__pydantic_extra__
+    return None if extra is None else dict(extra)
+
+
+@dataclass(slots=True)
+class _Prefix:
+    """The leading messages of a thread's latest list that are kept, in parallel lists.
+
+    `same(messages)` answers for the whole prefix at once with comparisons that run in C: the same
+    objects (`id`, stable while this holds them), each with the fields (and extra fields) it had
+    when stored.
+    """
+
+    messages: list[BaseMessage] = field(default_factory=list[BaseMessage])
+    ids: list[int] = field(default_factory=list[int])
+    fields: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    extras: list[dict[str, Any] | None] = field(default_factory=list[dict[str, Any] | None])
+    keys: list[str] = field(default_factory=list[str])
+
+    def same(self, messages: Sequence[BaseMessage]) -> bool:
+        """`messages` are this prefix's objects, in order, none changed since it was stored."""
+        return (
+            len(messages) == len(self.ids)
+            and list(map(id, messages)) == self.ids
+            and list(map(vars, messages)) == self.fields
+            and list(map(_extra_of, messages)) == self.extras
+        )
+
+    def unchanged(self) -> bool:
+        """None of this prefix's messages was changed in place since it was stored."""
+        return self.same(self.messages)
+
+    def extend(self, thread: _Thread, messages: Sequence[BaseMessage]) -> None:
+        """Add `messages` (stored, unchanged) while they are kept in memory."""
+        for message in messages:
+            kept = thread.by_object.get(id(message))
+            if kept is None or kept.message is not message:
+                return
+            self.messages.append(message)
+            self.ids.append(id(message))
+            self.fields.append(kept.fields)
+            self.extras.append(_copy_extra(message))
+            self.keys.append(kept.key)
+
+
 @dataclass(slots=True)
 class _Thread:
     """What one thread keeps in memory."""
@@ -123,6 +183,18 @@ class _Thread:
     runs: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     """Runs of message keys by their own key (written or read)."""
     size: int = 0
+    latest: dict[str, _Prefix] = field(default_factory=dict[str, _Prefix])
+    """Per channel, the kept prefix of the latest list of messages written or read."""
+    settled: bool = False
+    """A run ended after its last checkpoint and nothing was read since: the kept messages are as stored."""
+
+    def reuse(self, name: str, messages: Sequence[BaseMessage]) -> _Prefix | None:
+        """The channel's latest prefix when `messages` start with it unchanged and its rows are known
+        stored (it is then taken out)."""
+        prefix = self.latest.pop(name, None)
+        if prefix is None or not prefix.ids or not self.stored.issuperset(prefix.keys):
+            return None
+        return prefix if prefix.same(messages[: len(prefix.ids)]) else None
 
     def keep(self, message: BaseMessage, key: str, size: int) -> None:
         if size > _CACHED_BYTES or self.size + size > _THREAD_BUDGET or key in self.by_key:
@@ -178,7 +250,7 @@ def _extra(message: BaseMessage) -> dict[str, Any] | None:
 def _is_messages(value: object) -> bool:
     if not isinstance(value, list) or not value:
         return False
-    return all(isinstance(m, BaseMessage) for m in cast(list[object], value))
+    return all(map(isinstance, cast(list[object], value), repeat(BaseMessage)))
 
 
 def _refs_of(value: object) -> tuple[list[str], list[str]] | None:
@@ -249,6 +321,17 @@ class MessagesOnce(BaseCheckpointSaver[str]):
         """Drop what the process keeps in memory for `thread_id` (its session was closed)."""
         self._threads.pop(thread_id, None)
 
+    def settle(self, thread_id: str) -> None:
+        """A run of `thread_id` ended normally (its last checkpoint written, nothing runs on its messages).
+
+        The next read of the thread then hands out the kept messages without comparing each one's
+        fields with the stored ones (they are as the last checkpoint stored them: only a run changes
+        them, and a run that fails midway is never settled).
+        """
+        thread = self._threads.get(thread_id)
+        if thread is not None:
+            thread.settled = True
+
     # --- writing ----------------------------------------------------------------------------------
 
     async def aput(
@@ -274,8 +357,11 @@ class MessagesOnce(BaseCheckpointSaver[str]):
             live: set[str] = set()
             live_runs: set[str] = set()
             for name in lists:
-                keys: list[str] = []
-                for message in cast(list[BaseMessage], values[name]):
+                messages = cast(list[BaseMessage], values[name])
+                prefix = thread.reuse(name, messages)
+                keys: list[str] = list(prefix.keys) if prefix is not None else []
+                added = messages[len(keys) :]
+                for message in added:
                     kept = thread.by_object.get(id(message))
                     if kept is not None and kept.unchanged(message):
                         key = kept.key
@@ -289,6 +375,11 @@ class MessagesOnce(BaseCheckpointSaver[str]):
                         thread.keep(message, key, len(blob))
                     keys.append(key)
                 live.update(keys)
+                if prefix is None:
+                    prefix, added = _Prefix(), messages
+                if len(prefix.ids) == len(keys) - len(added):  # the prefix covered every message before these
+                    prefix.extend(thread, added)
+                thread.latest[name] = prefix
                 runs: list[str] = []
                 whole = len(keys) - len(keys) % _RUN
                 for start in range(0, whole, _RUN):
@@ -363,9 +454,15 @@ class MessagesOnce(BaseCheckpointSaver[str]):
             name: [key for run in run_keys for key in thread.runs[run]] + keys
             for name, (run_keys, keys) in refs.items()
         }
+        settled, thread.settled = thread.settled, False  # what is read now is handed to a run
         found: dict[str, BaseMessage] = {}
         missing: set[str] = set()
-        for keys in lists.values():
+        heads: dict[str, _Prefix] = {}
+        for name, keys in lists.items():
+            head = thread.latest.get(name)
+            if head is not None and keys[: len(head.keys)] == head.keys and (settled or head.unchanged()):
+                heads[name] = head
+                keys = keys[len(head.keys) :]
             for key in keys:
                 kept = thread.by_key.get(key)
                 # A kept message changed in place since (by a run that then failed) is read again.
@@ -381,13 +478,22 @@ class MessagesOnce(BaseCheckpointSaver[str]):
                 found[key] = message
                 thread.keep(message, key, len(blob))
         for name, keys in lists.items():
-            lost = [key for key in keys if key not in found]
+            head = heads.get(name)
+            start = len(head.keys) if head is not None else 0
+            lost = [key for key in keys[start:] if key not in found]
             if lost:
                 raise LookupError(
                     f"checkpoint {saved.checkpoint['id']} of thread {thread_id!r} names {len(lost)} message(s) "
                     "missing from acpkit_messages"
                 )
-            values[name] = [found[key] for key in keys]
+            tail = [found[key] for key in keys[start:]]
+            values[name] = [*head.messages, *tail] if head is not None else tail
+            if head is None:
+                head = _Prefix()
+            else:
+                thread.stored.update(head.keys)
+            head.extend(thread, tail)
+            thread.latest[name] = head
         # Whoever wrote this checkpoint committed its messages first: they are all in the table.
         thread.stored.update(found)
         thread.stored.update(runs)

@@ -371,6 +371,7 @@ class LangGraphRunner:
                 )
                 async for namespace, mode, data in stream:
                     await mapper.feed(namespace, mode, data)
+                self.embedded.settle(_checkpointer_of(graph), str(config.get("configurable", {})["thread_id"]))
             except Exception as error:
                 reason = stop_reason_from_error(error)
                 remember_unstarted(state, tracker.unstarted_ids())
@@ -409,6 +410,11 @@ class LangGraphRunner:
                 edited = self.edit_tool_call(ask.name, ask.args, decision) if self.edit_tool_call else None
                 decisions[ask.tool_call_id] = to_decision(decision, edited_args=edited, name=ask.name)
             run_input = Command(resume=resume_value(asks, decisions))
+
+
+def _checkpointer_of(graph: Graph) -> object:
+    saver: object = graph.checkpointer  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
+    return cast(object, saver)
 
 
 async def _committed_messages(graph: Graph, config: RunnableConfig) -> list[BaseMessage]:
