@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+import tracemalloc
+from pathlib import Path
 
 import pytest
 from acpkit_core.config import AgentOptions
+from acpkit_core.prompt.text import model_text
+from acpkit_core.runner import StopReason, Turn
 from acpkit_core.server import AcpAgent, memory
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
+
+JSONRPC = str(Path("acpkit_core", "server", "jsonrpc.py"))
 
 
 @pytest.fixture
@@ -103,3 +110,37 @@ def test_release_memory_and_the_allocator_setting_run() -> None:
     memory.release_memory()
     size = memory.resident_bytes()
     assert size is None or size > 1_000_000
+
+
+class SizeRunner:
+    """Says how long the prompt was, keeping nothing of it (unlike `ScriptedRunner`'s history)."""
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        await turn.emit.text(f"{len(model_text(turn.prompt)):,} characters")
+        return "end_turn"
+
+
+async def test_a_big_prompt_leaves_memory_when_its_turn_ends(tmp_path: Path) -> None:
+    """The SDK's read loop keeps the last message it read until the next one: the server drops a big
+    request's params once it is answered, so the prompt's decoded text does not outlive its turn."""
+    size = memory.RELEASE_AFTER_BYTES + 1000
+    options = AgentOptions(store=str(tmp_path / "sessions.sqlite3"), max_stored_attachment=1000)
+    async with AcpTestClient.connect(AcpAgent(SizeRunner(), options)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.prompt("small", session_id=sid)
+        tracemalloc.start(25)
+        try:
+            r = await c.prompt("y" * size, session_id=sid)
+            assert r.stop_reason == "end_turn"
+            assert r.text == f"{size:,} characters"
+            await asyncio.sleep(0.05)
+            gc.collect()
+            decoded = [
+                trace.size
+                for trace in tracemalloc.take_snapshot().traces
+                if trace.size >= size and any(frame.filename.endswith(JSONRPC) for frame in trace.traceback)
+            ]
+        finally:
+            tracemalloc.stop()
+    assert decoded == []

@@ -20,7 +20,7 @@ from typing import Any, Final, cast
 import acp
 
 from ..server import AcpAgent
-from ..server.transport import PREFIX_BYTES, Oversized, classify
+from ..server.transport import PREFIX_BYTES, BigRequests, Oversized, classify
 
 __all__ = ["Deliver", "FrameTransport", "RemoteConnection"]
 
@@ -41,6 +41,7 @@ class FrameTransport:
         self._limit = max_message_bytes
         self._inbox: asyncio.Queue[bytes | Oversized | None] = asyncio.Queue(INBOX_FRAMES)
         self._ended = False
+        self._big = BigRequests()
 
     async def feed(self, frame: bytes) -> None:
         """Queue one frame from the client (waits while the agent is `INBOX_FRAMES` behind)."""
@@ -77,6 +78,7 @@ class FrameTransport:
                 except ConnectionError:
                     return None
             if inbound.message is not None:
+                self._big.received(inbound.message, len(frame) if isinstance(frame, bytes) else frame.size)
                 return inbound.message
 
     async def _send_any(self, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
@@ -88,6 +90,7 @@ class FrameTransport:
 
     async def send(self, message: dict[str, Any]) -> None:
         """Send one message to the client."""
+        self._big.sent(message)
         await self._deliver(message)
 
     async def close(self) -> None:

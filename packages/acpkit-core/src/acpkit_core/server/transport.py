@@ -13,6 +13,10 @@ The SDK's connection moves decoded messages through a transport object; this mod
   valid JSON-RPC message itself ([`jsonrpc`][acpkit_core.server.jsonrpc]) and hands only valid
   ones to the SDK, so no line can stop the agent. (The SDK's connection takes a transport object
   only on versions with `acp._transport`: see `server/_sdk.py`.)
+- Forgetting: the SDK's receive loop keeps the last message it received until the next one
+  arrives, so the text of a big prompt would stay in memory after its turn, until the client
+  speaks again. [`BigRequests`][acpkit_core.server.transport.BigRequests] drops such a request's
+  `params` once its answer is sent (every transport, stdio and remote, does it).
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ import pydantic_core
 
 from ..limits import MAX_MESSAGE_BYTES, format_size
 from .jsonrpc import INTERNAL_ERROR, Inbound, error_response, oversized, read_line
+from .memory import RELEASE_AFTER_BYTES
 
-__all__ = ["DirectSender", "LineReader", "Oversized", "WireTransport", "classify", "encode_message"]
+__all__ = ["BigRequests", "DirectSender", "LineReader", "Oversized", "WireTransport", "classify", "encode_message"]
 
 logger = logging.getLogger("acpkit_core.server")
 
@@ -155,6 +160,40 @@ def classify(line: bytes | Oversized, limit: int) -> Inbound:
         return Inbound(replies=(error_response(None, INTERNAL_ERROR, "Internal error reading the message"),))
 
 
+class BigRequests:
+    """Big requests until their answer is sent; then their `params` are dropped.
+
+    The SDK's connection reads messages in a loop whose local variable keeps the last one received
+    until the next arrives, and the message holds the decoded prompt. After the answer, the SDK no
+    longer reads the message, so its `params` can go: a 20 MB prompt's text leaves memory when its
+    turn ends, not when the client next speaks. Requests under `RELEASE_AFTER_BYTES` are not
+    tracked (the size at which the server also gives memory back after the turn).
+    """
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held: dict[str | int, dict[str, Any]] = {}
+
+    def received(self, message: dict[str, Any], size: int) -> None:
+        """Note `message` (`size` bytes on the wire) if it is a big request."""
+        if size < RELEASE_AFTER_BYTES or "method" not in message:
+            return
+        request_id = message.get("id")
+        if isinstance(request_id, str | int):
+            self._held[request_id] = message
+
+    def sent(self, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
+        """`payload` is going to the client: if it answers a big request, drop that request's `params`."""
+        if not self._held or isinstance(payload, list) or "method" in payload:
+            return
+        request_id = payload.get("id")
+        if isinstance(request_id, str | int):
+            request = self._held.pop(request_id, None)
+            if request is not None:
+                request.pop("params", None)
+
+
 class WireTransport:
     """The SDK's message transport over a byte stream pair, with JSON-RPC errors answered by us.
 
@@ -166,9 +205,11 @@ class WireTransport:
         self._lines = LineReader(reader, max_message_bytes)
         self._sender = sender
         self._limit = max_message_bytes
+        self._big = BigRequests()
 
     async def send(self, message: dict[str, Any]) -> None:
         """Write one message to the client."""
+        self._big.sent(message)
         await self._sender.send(message)
 
     async def receive(self) -> dict[str, Any] | None:
@@ -192,6 +233,7 @@ class WireTransport:
                 except ConnectionError:
                     return None
             if inbound.message is not None:
+                self._big.received(inbound.message, len(line) if isinstance(line, bytes) else line.size)
                 return inbound.message
 
     def _classify(self, line: bytes | Oversized) -> Inbound:
