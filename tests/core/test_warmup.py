@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from acpkit_core.config import AgentOptions
+from acpkit_core.runner import StopReason, Turn
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 from acpkit_core.warmup import WarmUp, warm_up
@@ -154,3 +155,47 @@ async def test_the_server_signals_a_turn_for_every_runner() -> None:
     await asyncio.to_thread(runner.warm.join, 5)
     assert not runner.warm.is_alive()
     assert outcome == (["cancelled"] if started.is_set() else [])
+
+
+async def test_first_stage_done_waits_for_the_first_stage_then_returns_at_once() -> None:
+    schedule = WarmUp()
+    release, prepared = threading.Event(), threading.Event()
+
+    def prepare() -> None:
+        release.wait(5)
+        prepared.set()
+
+    schedule.start("t", prepare=prepare)
+    await schedule.first_stage_done(timeout=0.1)  # bounded: a stuck first stage does not hold a turn for ever
+    assert not prepared.is_set()
+    threading.Timer(0.1, release.set).start()
+    await schedule.first_stage_done()
+    assert prepared.is_set()
+    await schedule.first_stage_done(timeout=0.0)
+
+
+async def test_the_server_runs_a_turn_once_the_first_stage_is_done() -> None:
+    """What a first stage builds, the first turn finds built: the server waits for it rather than build it twice."""
+    release, prepared = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def prepare() -> None:
+        release.wait(5)
+        prepared.set()
+
+    class ThirdRunner(ScriptedRunner):
+        def __init__(self) -> None:
+            super().__init__()
+            warm_up(f"third-{uuid.uuid4().hex}", prepare=prepare)
+
+        async def run_turn(self, turn: Turn) -> StopReason:
+            seen.append(prepared.is_set())
+            return await super().run_turn(turn)
+
+    async with AcpTestClient.connect(AcpAgent(ThirdRunner(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        threading.Timer(0.2, release.set).start()
+        r = await c.prompt("hi", session_id=sid)
+    assert r.text == "echo: hi"
+    assert seen == [True]

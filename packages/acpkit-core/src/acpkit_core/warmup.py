@@ -19,7 +19,9 @@ first run itself, rather than waiting for a whole throwaway run to finish beside
 
 The server signals [`session_opened`][acpkit_core.warmup.session_opened] (`session/new`, `load`,
 `resume`, `fork`) and [`turn_started`][acpkit_core.warmup.turn_started] (every `session/prompt`)
-itself, for every runner. Warming is best effort: whatever fails in it is swallowed (logged at
+itself, for every runner, and a turn waits for the first stages to be done
+([`first_stage_done`][acpkit_core.warmup.first_stage_done]) rather than build the same things
+again beside them. Warming is best effort: whatever fails in it is swallowed (logged at
 debug level), and the first prompt is just slower.
 """
 
@@ -33,12 +35,23 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-__all__ = ["QUIET_SECONDS", "WarmUp", "session_opened", "turn_started", "warm_up"]
+__all__ = [
+    "FIRST_STAGE_WAIT",
+    "QUIET_SECONDS",
+    "WarmUp",
+    "first_stage_done",
+    "session_opened",
+    "turn_started",
+    "warm_up",
+]
 
 logger = logging.getLogger(__name__)
 
 QUIET_SECONDS = 0.05
 """How long after start-up or the last opened session the throwaway run waits for a first prompt."""
+
+FIRST_STAGE_WAIT = 5.0
+"""The longest a turn waits for the warm-ups' first stages (seconds): past it, the turn goes on."""
 
 
 class WarmUp:
@@ -56,6 +69,7 @@ class WarmUp:
         self._turn_started = threading.Event()
         self._last_activity = time.monotonic()
         self._running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = []
+        self._first_stages: list[threading.Event] = []
 
     def start(
         self,
@@ -74,8 +88,13 @@ class WarmUp:
             thread = self._threads.get(name)
             if thread is None:
                 self.session_opened()
+                done = threading.Event()
+                self._first_stages.append(done)
                 thread = threading.Thread(
-                    target=self._warm, args=(name, imports, prepare, throwaway), name=f"{name}-warm-up", daemon=True
+                    target=self._warm,
+                    args=(name, imports, prepare, throwaway, done),
+                    name=f"{name}-warm-up",
+                    daemon=True,
                 )
                 self._threads[name] = thread
                 thread.start()
@@ -94,17 +113,33 @@ class WarmUp:
             with contextlib.suppress(RuntimeError):  # the loop has just closed: the run is over anyway
                 loop.call_soon_threadsafe(task.cancel)
 
+    async def first_stage_done(self, timeout: float = FIRST_STAGE_WAIT) -> None:
+        """Wait (at most `timeout` seconds) until every warm-up started so far has done its first stage.
+
+        A turn that needs what a first stage builds would otherwise build it again beside it (a
+        TypeAdapter's schema is not shared while it is being built), paying twice on one lock.
+        """
+        with self._lock:
+            pending = [done for done in self._first_stages if not done.is_set()]
+        deadline = time.monotonic() + timeout
+        for done in pending:
+            await asyncio.to_thread(done.wait, max(0.0, deadline - time.monotonic()))
+
     def _warm(
         self,
         name: str,
         imports: Sequence[str],
         prepare: Callable[[], object] | None,
         throwaway: Callable[[], Awaitable[object]] | None,
+        first_stage: threading.Event,
     ) -> None:
-        for module in imports:
-            _best_effort(name, importlib.import_module, module)
-        if prepare is not None:
-            _best_effort(name, prepare)
+        try:
+            for module in imports:
+                _best_effort(name, importlib.import_module, module)
+            if prepare is not None:
+                _best_effort(name, prepare)
+        finally:
+            first_stage.set()
         if throwaway is None:
             return
         while not self._turn_started.is_set():
@@ -166,3 +201,8 @@ def session_opened() -> None:
 def turn_started() -> None:
     """A turn started in this process (the server calls it; a custom server may too)."""
     _process.turn_started()
+
+
+async def first_stage_done(timeout: float = FIRST_STAGE_WAIT) -> None:
+    """Wait until the process's warm-ups have done their first stage (the server calls it before a turn runs)."""
+    await _process.first_stage_done(timeout)
