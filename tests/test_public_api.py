@@ -68,6 +68,7 @@ RUNNER_CONTRACT = frozenset(
         "acpkit_core.thinking",
         "acpkit_core.tool_calls",
         "acpkit_core.tools",
+        "acpkit_core.warmup",
     }
 )
 """The core modules an adapter may import: the public runner contract (docs/core/runner.md)."""

@@ -52,7 +52,7 @@ from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._session import LangGraphSessionState
 from ._stop import stop_reason_from_error
-from ._warm import session_opened, turn_started, warm_up
+from ._warm import warm_up
 
 __all__ = ["Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
 
@@ -181,7 +181,6 @@ class LangGraphRunner:
         With a fixed graph, the checkpointed copy of the graph (and the embedded saver) is also
         prepared in the background, so the first prompt does not wait for it.
         """
-        session_opened()
         self._open.add(session.id)
         if self.graph is not None and self._preparing is None:
             self._preparing = asyncio.ensure_future(self._prepare(session))
@@ -299,7 +298,6 @@ class LangGraphRunner:
 
     async def run_turn(self, turn: Turn) -> StopReason:
         """Run the graph on the prompt; stream, ask, and return why it stopped."""
-        turn_started()
         session = turn.session
         self._open.add(session.id)
         if self.uses_mcp and session.mcp_servers and session.id not in self._mcp:

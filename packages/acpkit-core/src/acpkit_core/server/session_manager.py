@@ -15,6 +15,7 @@ from ..errors import SessionBusyError, SessionNotFoundError
 from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
 from ..store import SessionStore, StoredSession, open_store
 from ..store.base import now_iso
+from ..warmup import session_opened
 from .options import SessionOptions
 from .outbox import Outbox
 from .recording import interruption_updates
@@ -106,6 +107,7 @@ class SessionManager:
         return self._live.get(session_id)
 
     async def _open_hook(self, session: Session) -> None:
+        session_opened()  # a first prompt may follow at once: the warm-up's throwaway run waits
         if isinstance(self.runner, SessionHooks):
             await self.runner.open_session(session)
 

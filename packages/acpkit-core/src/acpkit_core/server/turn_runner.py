@@ -25,6 +25,7 @@ from ..errors import AcpKitError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
+from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
 from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_title
@@ -72,6 +73,7 @@ class TurnRunner:
         [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603, or the code the error means)
         carrying the one-line cause.
         """
+        turn_started()  # the start-up warm-up begins no throwaway run beside a turn
         live = await self.sessions.live(session_id)
         if live.turn is not None:
             raise SessionBusyError(
@@ -104,6 +106,7 @@ class TurnRunner:
         live.idle.clear()
         began = memory.turn_began()
         try:
+            await first_stage_done()  # what the warm-up is building, the turn would build again beside it
             return await self._run(live, turn, blocks)
         finally:
             live.turn = None

@@ -1,0 +1,208 @@
+"""Warm a framework up at start-up, so the first prompt of a process costs what later ones do.
+
+The first turn of a process pays for what later turns find ready: modules imported on first use,
+schemas and serializers built on first use, a framework's first run. An adapter hands that work to
+[`warm_up`][acpkit_core.warmup.warm_up] when its runner is built; a daemon thread does it in two
+stages, while the client is still initializing:
+
+1. `imports` and `prepare`: what the first turn needs and can be done without running anything of
+   the user's (modules to import, schemas to build). Done at once.
+2. `throwaway`: a run of the framework's own (never the user's agent) through the code paths a turn
+   takes, for what only a run warms. Done only once the process has been quiet for
+   [`QUIET_SECONDS`][acpkit_core.warmup.QUIET_SECONDS] (no session opened, no turn started) and
+   no turn has started yet; a turn that starts while it runs cancels it at its next `await`.
+
+All threads share one interpreter lock: work the warm-up does while a turn runs slows the turn down
+by as much. Hence the order, and the throwaway run left for a quiet moment: a client that sends
+its first prompt right after `session/new` finds the first stage done and pays what is left of a
+first run itself, rather than waiting for a whole throwaway run to finish beside it.
+
+The server signals [`session_opened`][acpkit_core.warmup.session_opened] (`session/new`, `load`,
+`resume`, `fork`) and [`turn_started`][acpkit_core.warmup.turn_started] (every `session/prompt`)
+itself, for every runner, and a turn waits for the first stages to be done
+([`first_stage_done`][acpkit_core.warmup.first_stage_done]) rather than build the same things
+again beside them. Warming is best effort: whatever fails in it is swallowed (logged at
+debug level), and the first prompt is just slower.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+__all__ = [
+    "FIRST_STAGE_WAIT",
+    "QUIET_SECONDS",
+    "WarmUp",
+    "first_stage_done",
+    "session_opened",
+    "turn_started",
+    "warm_up",
+]
+
+logger = logging.getLogger(__name__)
+
+QUIET_SECONDS = 0.05
+"""How long after start-up or the last opened session the throwaway run waits for a first prompt."""
+
+FIRST_STAGE_WAIT = 5.0
+"""The longest a turn waits for the warm-ups' first stages (seconds): past it, the turn goes on."""
+
+
+class WarmUp:
+    """One warm-up schedule: a daemon thread per name, the quiet clock and the turn signal they share.
+
+    The process has one, behind [`warm_up`][acpkit_core.warmup.warm_up],
+    [`session_opened`][acpkit_core.warmup.session_opened] and
+    [`turn_started`][acpkit_core.warmup.turn_started]; a test makes its own.
+    """
+
+    def __init__(self, quiet_seconds: float = QUIET_SECONDS) -> None:
+        self.quiet_seconds = quiet_seconds
+        self._lock = threading.Lock()
+        self._threads: dict[str, threading.Thread] = {}
+        self._turn_started = threading.Event()
+        self._last_activity = time.monotonic()
+        self._running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = []
+        self._first_stages: list[threading.Event] = []
+
+    def start(
+        self,
+        name: str,
+        *,
+        imports: Sequence[str] = (),
+        prepare: Callable[[], object] | None = None,
+        throwaway: Callable[[], Awaitable[object]] | None = None,
+    ) -> threading.Thread:
+        """Start `name`'s warm-up thread (once: later calls with the same name return the first thread).
+
+        `imports` are imported, then `prepare()` is called, at once; `throwaway()` is run in an
+        event loop of the thread's own once the process is quiet, unless a turn has started.
+        """
+        with self._lock:
+            thread = self._threads.get(name)
+            if thread is None:
+                self.session_opened()
+                done = threading.Event()
+                self._first_stages.append(done)
+                thread = threading.Thread(
+                    target=self._warm,
+                    args=(name, imports, prepare, throwaway, done),
+                    name=f"{name}-warm-up",
+                    daemon=True,
+                )
+                self._threads[name] = thread
+                thread.start()
+            return thread
+
+    def session_opened(self) -> None:
+        """A session was opened: a first prompt may follow at once, so the throwaway run waits a little longer."""
+        self._last_activity = time.monotonic()
+
+    def turn_started(self) -> None:
+        """A turn has started: no throwaway run begins from now on, and one that runs is cancelled."""
+        self._turn_started.set()
+        with self._lock:
+            running = list(self._running)
+        for loop, task in running:
+            with contextlib.suppress(RuntimeError):  # the loop has just closed: the run is over anyway
+                loop.call_soon_threadsafe(task.cancel)
+
+    async def first_stage_done(self, timeout: float = FIRST_STAGE_WAIT) -> None:
+        """Wait (at most `timeout` seconds) until every warm-up started so far has done its first stage.
+
+        A turn that needs what a first stage builds would otherwise build it again beside it (a
+        TypeAdapter's schema is not shared while it is being built), paying twice on one lock.
+        """
+        with self._lock:
+            pending = [done for done in self._first_stages if not done.is_set()]
+        deadline = time.monotonic() + timeout
+        for done in pending:
+            await asyncio.to_thread(done.wait, max(0.0, deadline - time.monotonic()))
+
+    def _warm(
+        self,
+        name: str,
+        imports: Sequence[str],
+        prepare: Callable[[], object] | None,
+        throwaway: Callable[[], Awaitable[object]] | None,
+        first_stage: threading.Event,
+    ) -> None:
+        try:
+            for module in imports:
+                _best_effort(name, importlib.import_module, module)
+            if prepare is not None:
+                _best_effort(name, prepare)
+        finally:
+            first_stage.set()
+        if throwaway is None:
+            return
+        while not self._turn_started.is_set():
+            quiet = time.monotonic() - self._last_activity
+            if quiet >= self.quiet_seconds:
+                _best_effort(name, asyncio.run, self._throwaway(throwaway))
+                return
+            self._turn_started.wait(self.quiet_seconds - quiet)
+
+    async def _throwaway(self, throwaway: Callable[[], Awaitable[object]]) -> None:
+        async def run() -> object:
+            return await throwaway()
+
+        task: asyncio.Task[object] = asyncio.ensure_future(run())
+        entry = (asyncio.get_running_loop(), task)
+        with self._lock:
+            self._running.append(entry)
+        try:
+            if self._turn_started.is_set():  # a turn started between the check and now
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        finally:
+            with self._lock:
+                self._running.remove(entry)
+
+
+def _best_effort(name: str, step: Callable[..., object], *args: object) -> None:
+    try:
+        step(*args)
+    except Exception:  # warming is best effort: the first prompt is just slower
+        logger.debug("%s warm-up: %r failed", name, step, exc_info=True)
+
+
+_process = WarmUp()
+
+
+def warm_up(
+    name: str,
+    *,
+    imports: Sequence[str] = (),
+    prepare: Callable[[], object] | None = None,
+    throwaway: Callable[[], Awaitable[object]] | None = None,
+) -> threading.Thread:
+    """Start the process's warm-up thread for `name` (once per process) and return it.
+
+    An adapter calls it when its runner is built: `imports` and `prepare` (what the first turn
+    needs, without running the user's agent) at once, `throwaway` (a run of the adapter's own)
+    once the process is quiet and only if no turn has started. See [`WarmUp.start`][acpkit_core.warmup.WarmUp.start].
+    """
+    return _process.start(name, imports=imports, prepare=prepare, throwaway=throwaway)
+
+
+def session_opened() -> None:
+    """A session was opened in this process (the server calls it; a custom server may too)."""
+    _process.session_opened()
+
+
+def turn_started() -> None:
+    """A turn started in this process (the server calls it; a custom server may too)."""
+    _process.turn_started()
+
+
+async def first_stage_done(timeout: float = FIRST_STAGE_WAIT) -> None:
+    """Wait until the process's warm-ups have done their first stage (the server calls it before a turn runs)."""
+    await _process.first_stage_done(timeout)

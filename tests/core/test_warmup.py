@@ -1,0 +1,201 @@
+"""The start-up warm-up schedule (`acpkit_core.warmup`), with real threads and real event loops."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from acpkit_core.config import AgentOptions
+from acpkit_core.runner import StopReason, Turn
+from acpkit_core.server import AcpAgent
+from acpkit_core.testing import AcpTestClient, ScriptedRunner
+from acpkit_core.warmup import WarmUp, warm_up
+
+
+@pytest.fixture
+def thread_errors() -> Iterator[list[threading.ExceptHookArgs]]:
+    """Exceptions that escaped a thread while the test ran."""
+    seen: list[threading.ExceptHookArgs] = []
+    before = threading.excepthook
+    threading.excepthook = seen.append
+    yield seen
+    threading.excepthook = before
+
+
+def test_first_stage_at_once_throwaway_once_quiet() -> None:
+    schedule = WarmUp(quiet_seconds=0.3)
+    prepared = threading.Event()
+    times: dict[str, float] = {}
+
+    async def throwaway() -> None:
+        await asyncio.sleep(0)
+        times["throwaway"] = time.monotonic()
+
+    start = time.monotonic()
+    thread = schedule.start(
+        "t",
+        imports=["colorsys"],
+        prepare=lambda: (times.setdefault("prepare", time.monotonic()), prepared.set()),
+        throwaway=throwaway,
+    )
+    assert prepared.wait(5)
+    assert "colorsys" in sys.modules
+    assert "throwaway" not in times  # the first stage does not wait for quiet; the throwaway run does
+    time.sleep(0.15)
+    schedule.session_opened()  # a session opened: quiet again from now
+    opened = time.monotonic()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert times["throwaway"] - opened >= 0.3
+    assert times["throwaway"] - start >= 0.45
+
+
+def test_a_turn_before_quiet_means_no_throwaway_run() -> None:
+    schedule = WarmUp(quiet_seconds=0.2)
+    ran: list[str] = []
+
+    async def throwaway() -> None:
+        ran.append("throwaway")
+
+    thread = schedule.start("t", prepare=lambda: ran.append("prepare"), throwaway=throwaway)
+    schedule.turn_started()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert ran == ["prepare"]
+
+
+def test_a_turn_that_starts_cancels_the_running_throwaway() -> None:
+    schedule = WarmUp(quiet_seconds=0.0)
+    started = threading.Event()
+    outcome: list[str] = []
+
+    async def throwaway() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # would never end on its own
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
+        outcome.append("finished")
+
+    thread = schedule.start("t", throwaway=throwaway)
+    assert started.wait(5)
+    schedule.turn_started()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert outcome == ["cancelled"]
+
+
+def test_once_per_name() -> None:
+    schedule = WarmUp(quiet_seconds=0.0)
+    calls: list[str] = []
+
+    async def throwaway() -> None:
+        calls.append("throwaway")
+
+    first = schedule.start("a", prepare=lambda: calls.append("prepare"), throwaway=throwaway)
+    again = schedule.start("a", prepare=lambda: calls.append("prepare again"), throwaway=throwaway)
+    assert again is first
+    first.join(5)
+    assert calls == ["prepare", "throwaway"]
+    other = schedule.start("b", prepare=lambda: calls.append("b"))
+    assert other is not first
+    other.join(5)
+    assert calls == ["prepare", "throwaway", "b"]
+
+
+def test_failures_are_swallowed_and_the_rest_still_runs(thread_errors: list[threading.ExceptHookArgs]) -> None:
+    schedule = WarmUp(quiet_seconds=0.0)
+    ran: list[str] = []
+
+    def prepare() -> None:
+        ran.append("prepare")
+        raise RuntimeError("boom")
+
+    async def throwaway() -> None:
+        ran.append("throwaway")
+        raise ValueError("boom")
+
+    thread = schedule.start("t", imports=["acpkit_no_such_module", "colorsys"], prepare=prepare, throwaway=throwaway)
+    thread.join(5)
+    assert not thread.is_alive()
+    assert ran == ["prepare", "throwaway"]
+    assert thread_errors == []
+
+
+async def test_the_server_signals_a_turn_for_every_runner() -> None:
+    """A third framework's runner only calls `warm_up`: the server's `session/prompt` stops its throwaway run."""
+    started = threading.Event()
+    outcome: list[str] = []
+
+    async def throwaway() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
+
+    class ThirdRunner(ScriptedRunner):
+        def __init__(self) -> None:
+            super().__init__()
+            self.warm = warm_up(f"third-{uuid.uuid4().hex}", throwaway=throwaway)
+
+    runner = ThirdRunner()
+    async with AcpTestClient.connect(AcpAgent(runner, AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("hi", session_id=sid)
+    assert r.text == "echo: hi"
+    await asyncio.to_thread(runner.warm.join, 5)
+    assert not runner.warm.is_alive()
+    assert outcome == (["cancelled"] if started.is_set() else [])
+
+
+async def test_first_stage_done_waits_for_the_first_stage_then_returns_at_once() -> None:
+    schedule = WarmUp()
+    release, prepared = threading.Event(), threading.Event()
+
+    def prepare() -> None:
+        release.wait(5)
+        prepared.set()
+
+    schedule.start("t", prepare=prepare)
+    await schedule.first_stage_done(timeout=0.1)  # bounded: a stuck first stage does not hold a turn for ever
+    assert not prepared.is_set()
+    threading.Timer(0.1, release.set).start()
+    await schedule.first_stage_done()
+    assert prepared.is_set()
+    await schedule.first_stage_done(timeout=0.0)
+
+
+async def test_the_server_runs_a_turn_once_the_first_stage_is_done() -> None:
+    """What a first stage builds, the first turn finds built: the server waits for it rather than build it twice."""
+    release, prepared = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def prepare() -> None:
+        release.wait(5)
+        prepared.set()
+
+    class ThirdRunner(ScriptedRunner):
+        def __init__(self) -> None:
+            super().__init__()
+            warm_up(f"third-{uuid.uuid4().hex}", prepare=prepare)
+
+        async def run_turn(self, turn: Turn) -> StopReason:
+            seen.append(prepared.is_set())
+            return await super().run_turn(turn)
+
+    async with AcpTestClient.connect(AcpAgent(ThirdRunner(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        threading.Timer(0.2, release.set).start()
+        r = await c.prompt("hi", session_id=sid)
+    assert r.text == "echo: hi"
+    assert seen == [True]
