@@ -33,7 +33,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,11 +177,35 @@ async def ws_raw_cost(pid: int, url: str, chunks: int) -> Cost:
     """Over WebSocket with the raw client (`_ws_raw.py`: splits frames as the stdio client splits lines)."""
     ws = await RawWebSocket.connect(url)
 
+    async def send(text: str) -> None:
+        ws.send_text(text)
+
+    cost = await _prompt_cost(pid, chunks, send, ws.text)
+    await ws.close()
+    return cost
+
+
+async def ws_lib_cost(pid: int, url: str, chunks: int) -> Cost:
+    """Over WebSocket with the `websockets` library's client (what a Python client would use)."""
+    async with websockets.connect(url, max_size=None) as ws:
+
+        async def recv() -> str | bytes:
+            return await ws.recv()
+
+        return await _prompt_cost(pid, chunks, ws.send, recv)
+
+
+async def _prompt_cost(
+    pid: int, chunks: int, send: Callable[[str], Awaitable[None]], recv: Callable[[], Awaitable[str | bytes]]
+) -> Cost:
+    """Initialize, open a session, warm up, then time one prompt of `chunks` chunks over one frame connection."""
+
     async def call(message: dict[str, Any]) -> dict[str, Any]:
-        ws.send_text(json.dumps(message))
+        await send(json.dumps(message))
         while True:
-            frame = await ws.text()
-            if b'"method"' in frame[:40]:
+            frame = await recv()
+            head = frame[:40]
+            if (b'"method"' if isinstance(head, bytes) else '"method"') in head:
                 continue
             answer = json.loads(frame)
             if answer.get("id") == message["id"]:
@@ -192,30 +216,7 @@ async def ws_raw_cost(pid: int, url: str, chunks: int) -> Cost:
     await call(_prompt(2, sid, "10"))
     with Timer(pid) as timer:
         await call(_prompt(3, sid, str(chunks)))
-    await ws.close()
     return timer.cost
-
-
-async def ws_lib_cost(pid: int, url: str, chunks: int) -> Cost:
-    """Over WebSocket with the `websockets` library's client (what a Python client would use)."""
-    async with websockets.connect(url, max_size=None) as ws:
-
-        async def call(message: dict[str, Any]) -> dict[str, Any]:
-            await ws.send(json.dumps(message))
-            while True:
-                frame = await ws.recv()
-                if '"method"' in frame[:40]:
-                    continue
-                answer = json.loads(frame)
-                if answer.get("id") == message["id"]:
-                    return answer
-
-        await call(INIT)
-        sid = (await call(_new(1)))["result"]["sessionId"]
-        await call(_prompt(2, sid, "10"))
-        with Timer(pid) as timer:
-            await call(_prompt(3, sid, str(chunks)))
-        return timer.cost
 
 
 async def http_cost(pid: int, url: str, chunks: int) -> Cost:
