@@ -10,11 +10,16 @@ For each adapter, in one run:
    agent process's CPU time (to the nanosecond, from each thread's /proc schedstat), each the mean
    of the ten turns ending at turn 10, 100, 250 and 500 (turn 1, the first prompt of the process,
    is left out of the turn-10 window and reported on its own line). Beside it, the framework alone
-   doing the same turns in this process, each right after ours (so that both meet the same machine
-   load): pydantic-ai `agent.run(..., message_history=..., event_stream_handler=...)` (streamed, as every
-   ACP turn is); the LangGraph graph without a checkpointer, the whole history kept in memory and
-   passed in at each run, streamed as the runner streams (LangGraph's own cost, no serialization:
-   the floor), and beside it the same graph with `InMemorySaver`. "added" is ours minus the
+   doing the same turns, each right after ours (so that both meet the same machine load).
+   pydantic-ai: `agent.run(..., message_history=..., event_stream_handler=...)` (streamed, as every
+   ACP turn is) inside the agent process, through the bench's extension method `_bench/alone` (its
+   own history kept there; CPU of the event-loop thread, which runs it all), so that ours and alone
+   share one interpreter and heap: pydantic-ai's own CPU per turn differs by ~10% from one process
+   to another, more than our whole added cost, so "added" must not subtract another process's
+   figure. The same run in this process is printed beside it for reference ("in bench"). LangChain:
+   the LangGraph graph without a checkpointer, the whole history kept in memory and passed in at
+   each run, streamed as the runner streams (LangGraph's own cost, no serialization: the floor), in
+   this process, and beside it the same graph with `InMemorySaver`. "added" is ours minus the
    framework floor. Targets: added at the last turn within 1.3x of turn 10, total within 1.5x;
 2. the first prompt of a fresh process next to the ten after it (target: within 10 ms), the
    median of `--first` processes: sent right after `session/new`, and sent once the process is
@@ -62,6 +67,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 PYD_AGENT = """
 import sys
+import time
+from acpkit_core.extensions import Extensions
 from pydantic_acp import run_acp
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -97,7 +104,24 @@ agent = Agent(FunctionModel(respond, stream_function=stream, model_name="bench")
 def ping(n: int) -> str:
     return f"pong {n}"
 
-run_acp(agent, name="bench")
+# The framework alone in this process (same heap, same interpreter as our turns): the bench calls
+# `_bench/alone` right after each of our turns; one session of its own, the history kept here.
+extensions = Extensions()
+alone_history = []
+
+async def drain(ctx, events):
+    async for _ in events:
+        pass
+
+@extensions.method("bench/alone")
+async def alone(params: dict) -> dict:
+    global alone_history
+    cpu, start = time.thread_time(), time.perf_counter()
+    result = await agent.run(params["text"], message_history=alone_history, event_stream_handler=drain)
+    alone_history = result.all_messages()
+    return {"wall": time.perf_counter() - start, "cpu": time.thread_time() - cpu}
+
+run_acp(agent, name="bench", extensions=extensions)
 """
 
 LC_AGENT = """
@@ -237,6 +261,11 @@ class StdioAgent:
         assert result["stopReason"] == "end_turn", result
         return wall, cpu.seconds()
 
+    async def alone(self, text: str) -> tuple[float, float]:
+        """Wall and CPU seconds of one turn by the framework alone inside the agent process (`_bench/alone`)."""
+        result = await self.call("_bench/alone", {"text": text})
+        return result["wall"], result["cpu"]
+
     async def stop(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
@@ -256,9 +285,11 @@ async def session_side_by_side(
     alone: Callable[[int], Awaitable[Any]] | None = None,
     *,
     beside: Callable[[int], Awaitable[Any]] | None = None,
+    alone_in_agent: bool = False,
 ) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float, list[tuple[float, float]]]:
     """Per-turn (wall, cpu) of one session of short turns over stdio and, when given, of the
-    framework alone doing turn i (`alone(i)`, then `beside(i)`: another way of running it) right
+    framework alone doing turn i (`alone(i)` in this process, or `_bench/alone` in the agent process
+    when `alone_in_agent`; then `beside(i)`: another way of running it, in this process) right
     after ours, so all meet the same machine load; the initialize time; and `beside`'s figures."""
     ours: list[tuple[float, float]] = []
     floor: list[tuple[float, float]] = []
@@ -271,7 +302,9 @@ async def session_side_by_side(
         sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
         for i in range(turns):
             ours.append(await agent.prompt(sid, f"turn {i}"))
-            if alone is not None:
+            if alone_in_agent:
+                floor.append(await agent.alone(f"turn {i}"))
+            elif alone is not None:
                 floor.append(await _timed(lambda i=i: alone(i)))
             if beside is not None:
                 other.append(await _timed(lambda i=i: beside(i)))
@@ -653,8 +686,15 @@ async def main(
 
     pyd_on, lc_on = "pydantic" in adapters, "langchain" in adapters
     if pyd_on:
-        pyd, floor, _, _ = await session_side_by_side(PYD_AGENT, [str(tools)], turns, pyd_alone())
-        report_session("pydantic-acp", pyd, floor, marks)
+        pyd, floor, _, here = await session_side_by_side(
+            PYD_AGENT, [str(tools)], turns, alone_in_agent=True, beside=pyd_alone()
+        )
+        print(
+            "\n(pydantic-acp: alone = pydantic-ai agent.run(..., message_history=..., event_stream_handler=...) "
+            "inside the agent process (`_bench/alone`, CPU of its thread), same heap as our turns; "
+            "in bench = the same in this process, for reference only: another process's heap)"
+        )
+        report_session("pydantic-acp", pyd, floor, marks, beside=("in bench", here))
     if lc_on:
         lc, floor, _, saver = await session_side_by_side(
             LC_AGENT, [str(tools), "exit", lc_dir], turns, lc_alone_in_memory(), beside=lc_alone()
