@@ -18,8 +18,9 @@ For each adapter, in one run:
    to another, more than our whole added cost, so "added" must not subtract another process's
    figure. The same run in this process is printed beside it for reference ("in bench"). LangChain:
    the LangGraph graph without a checkpointer, the whole history kept in memory and passed in at
-   each run, streamed as the runner streams (LangGraph's own cost, no serialization: the floor), in
-   this process, and beside it the same graph with `InMemorySaver`. "added" is ours minus the
+   each run, streamed as the runner streams (LangGraph's own cost, no serialization: the floor),
+   inside the agent process in the same way, and beside it the same graph with `InMemorySaver` in
+   this process. "added" is ours minus the
    framework floor. Targets: added at the last turn within 1.3x of turn 10, total within 1.5x;
 2. the first prompt of a fresh process next to the ten after it (target: within 10 ms), the
    median of `--first` processes: sent right after `session/new`, and sent once the process is
@@ -126,7 +127,9 @@ run_acp(agent, name="bench", extensions=extensions)
 
 LC_AGENT = """
 import sys
+import time
 sys.path.insert(0, sys.argv[3])
+from acpkit_core.extensions import Extensions
 from fake_model import Call, FakeChatModel, Reply
 from langchain.agents import create_agent
 from langchain_acp import run_acp
@@ -158,7 +161,25 @@ class BenchModel(FakeChatModel):
         return reply(messages)
 
 graph = create_agent(BenchModel(), tools=[ping])
-run_acp(graph, name="bench", durability=sys.argv[2])
+
+# LangGraph's own cost per turn in this process (same heap as our turns): the graph without a
+# checkpointer, the whole history kept here and passed in at each run, streamed as the runner
+# streams it; the bench calls `_bench/alone` right after each of our turns.
+extensions = Extensions()
+alone_history = []
+
+@extensions.method("bench/alone")
+async def alone(params: dict) -> dict:
+    global alone_history
+    cpu, start = time.thread_time(), time.perf_counter()
+    run_input = {"messages": [*alone_history, HumanMessage(content=params["text"])]}
+    modes = ["messages", "updates", "values"]  # "values" only to keep the final state
+    async for _, mode, data in graph.astream(run_input, stream_mode=modes, subgraphs=True):
+        if mode == "values":
+            alone_history = data["messages"]
+    return {"wall": time.perf_counter() - start, "cpu": time.thread_time() - cpu}
+
+run_acp(graph, name="bench", durability=sys.argv[2], extensions=extensions)
 """
 
 
@@ -409,7 +430,7 @@ def _lc_graph(tools: int, checkpointer: Any) -> Any:
     source = (
         LC_AGENT.replace("sys.path.insert(0, sys.argv[3])\n", "")
         .replace("from langchain_acp import run_acp\n", "")
-        .replace('run_acp(graph, name="bench", durability=sys.argv[2])\n', "")
+        .replace('run_acp(graph, name="bench", durability=sys.argv[2], extensions=extensions)\n', "")
         .replace("int(sys.argv[1])", str(tools))
     )
     exec(compile(source, "<lc-bench-graph>", "exec"), namespace)
@@ -443,25 +464,6 @@ def lc_alone() -> Callable[[int], Awaitable[Any]]:
     graph = _lc_graph(0, InMemorySaver())
     config = {"configurable": {"thread_id": "bench"}}
     return lambda i: graph.ainvoke({"messages": [HumanMessage(content=f"turn {i}")]}, config)
-
-
-def lc_alone_in_memory() -> Callable[[int], Awaitable[None]]:
-    """LangGraph's own cost per turn: turn i of the graph without a checkpointer, the whole history kept
-    in memory (no serialization) and passed in at each run, streamed as the runner streams it."""
-    from langchain_core.messages import BaseMessage, HumanMessage
-
-    graph = _lc_graph(0, None)
-    history: list[BaseMessage] = []
-
-    async def run(i: int) -> None:
-        nonlocal history
-        run_input = {"messages": [*history, HumanMessage(content=f"turn {i}")]}
-        modes = ["messages", "updates", "values"]  # "values" only to keep the final state
-        async for _, mode, data in graph.astream(run_input, stream_mode=modes, subgraphs=True):
-            if mode == "values":
-                history = data["messages"]
-
-    return run
 
 
 async def pyd_tools_alone(tools: int, *, streamed: bool = True) -> Callable[[], Awaitable[Any]]:
@@ -616,8 +618,8 @@ def report_session(
     print(f"\n{name}: one session of {len(ours)} short turns, ms per turn (mean of the 10 turns up to each mark)")
     extra = f" | {beside[0] + ' wall':>18} {'cpu':>6}" if beside else ""
     print(
-        f"{'turn':>6} | {'ours wall':>9} {'ours cpu':>9} | {'alone wall':>10} {'alone cpu':>9} | {'added wall':>10}"
-        + extra
+        f"{'turn':>6} | {'ours wall':>9} {'ours cpu':>9} | {'alone wall':>10} {'alone cpu':>9} | "
+        f"{'added wall':>10} {'cpu':>6}" + extra
     )
     walls: dict[int, tuple[float, float]] = {}
     cpus: dict[int, tuple[float, float]] = {}
@@ -625,7 +627,7 @@ def report_session(
         ow, oc = _window(ours, mark)
         fw, fc = _window(floor, mark)
         walls[mark], cpus[mark] = (ow, fw), (oc, fc)
-        row = f"{mark:>6} | {ow:>9.2f} {oc:>9.2f} | {fw:>10.2f} {fc:>9.2f} | {ow - fw:>10.2f}"
+        row = f"{mark:>6} | {ow:>9.2f} {oc:>9.2f} | {fw:>10.2f} {fc:>9.2f} | {ow - fw:>10.2f} {oc - fc:>6.2f}"
         if beside:
             bw, bc = _window(beside[1], mark)
             row += f" | {bw:>18.2f} {bc:>6.2f}"
@@ -697,12 +699,13 @@ async def main(
         report_session("pydantic-acp", pyd, floor, marks, beside=("in bench", here))
     if lc_on:
         lc, floor, _, saver = await session_side_by_side(
-            LC_AGENT, [str(tools), "exit", lc_dir], turns, lc_alone_in_memory(), beside=lc_alone()
+            LC_AGENT, [str(tools), "exit", lc_dir], turns, alone_in_agent=True, beside=lc_alone()
         )
         print(
             "\n(langchain-acp: alone = LangGraph with the whole history in memory, no checkpointer and no "
-            "serialization, streamed as the runner streams: LangGraph's own cost per turn, the floor; "
-            "InMemorySaver = the same graph checkpointing in memory, serializing every message at each run)"
+            "serialization, streamed as the runner streams: LangGraph's own cost per turn, the floor, run inside "
+            "the agent process (`_bench/alone`, CPU of its thread); InMemorySaver = the same graph checkpointing "
+            "in memory, serializing every message at each run, in this process)"
         )
         report_session(
             "langchain-acp (durability exit, the default)", lc, floor, marks, beside=("InMemorySaver", saver)
