@@ -118,7 +118,7 @@ class _Kept:
 
     def unchanged(self, message: BaseMessage) -> bool:
         """`message` is this one, its fields as they were stored (compared by identity first: cheap)."""
-        return message is self.message and vars(message) == self.fields and _extra(message) == self.extra
+        return message is self.message and vars(message) == self.fields and _extra_of(message) == self.extra
 
 
 _extra_of = operator.attrgetter("__pydantic_extra__")
@@ -166,7 +166,7 @@ class _Prefix:
             self.messages.append(message)
             self.ids.append(id(message))
             self.fields.append(kept.fields)
-            self.extras.append(_copy_extra(message))
+            self.extras.append(kept.extra)
             self.keys.append(kept.key)
 
 
@@ -199,7 +199,7 @@ class _Thread:
     def keep(self, message: BaseMessage, key: str, size: int) -> None:
         if size > _CACHED_BYTES or self.size + size > _THREAD_BUDGET or key in self.by_key:
             return
-        kept = _Kept(message, key, dict(vars(message)), _extra(message), size)
+        kept = _Kept(message, key, dict(vars(message)), _copy_extra(message), size)
         old = self.by_object.get(id(message))
         if old is not None:
             self.drop(old)
@@ -240,11 +240,6 @@ class _Thread:
             return
         for kept in [k for k in self.by_key.values() if k.key not in live]:
             self.drop(kept)
-
-
-def _extra(message: BaseMessage) -> dict[str, Any] | None:
-    extra = message.__pydantic_extra__
-    return dict(extra) if extra else None
 
 
 def _is_messages(value: object) -> bool:
