@@ -1,27 +1,32 @@
 """Long sessions: is our cost per turn O(what the turn adds)? Side by side with the framework alone.
 
     uv run python bench/session_bench.py [--turns 500] [--tools 49] [--repeats 7]
-        [--adapters pydantic,langchain] [--quick] [--postgres]
+        [--sessions 5] [--adapters pydantic,langchain] [--quick] [--postgres]
 
 For each adapter, in one run:
 
 1. one session of `--turns` short turns over real stdio (a separate agent process on the default
-   embedded SQLite store, a raw JSON-RPC client that only reads lines); per-turn wall time and the
-   agent process's CPU time (to the nanosecond, from each thread's /proc schedstat), each the mean
-   of the ten turns ending at turn 10, 100, 250 and 500 (turn 1, the first prompt of the process,
-   is left out of the turn-10 window and reported on its own line). Beside it, the framework alone
-   doing the same turns, each right after ours (so that both meet the same machine load).
-   pydantic-ai: `agent.run(..., message_history=..., event_stream_handler=...)` (streamed, as every
-   ACP turn is) inside the agent process, through the bench's extension method `_bench/alone` (its
-   own history kept there; CPU of the event-loop thread, which runs it all), so that ours and alone
-   share one interpreter and heap: pydantic-ai's own CPU per turn differs by ~10% from one process
-   to another, more than our whole added cost, so "added" must not subtract another process's
-   figure. The same run in this process is printed beside it for reference ("in bench"). LangChain:
-   the LangGraph graph without a checkpointer, the whole history kept in memory and passed in at
-   each run, streamed as the runner streams (LangGraph's own cost, no serialization: the floor),
-   inside the agent process in the same way, and beside it the same graph with `InMemorySaver` in
-   this process. "added" is ours minus the
-   framework floor. Targets: added at the last turn within 1.3x of turn 10, total within 1.5x;
+   embedded SQLite store, a raw JSON-RPC client that only reads lines), `--sessions` times (fresh
+   processes); per-turn wall time and the agent process's CPU time (to the nanosecond, from each
+   thread's /proc schedstat), each the median of the twenty turns ending at turn 10, 100, 250 and
+   500 (turn 1, the first prompt of the process, is left out of the turn-10 window and reported on
+   its own line), then the median over the sessions; the added ratio is printed for each session
+   and as their median (one session's ratio swings with the machine by more than the aim's 30%).
+   Beside it, the framework alone doing the same turns, each right after ours (so that both meet
+   the same machine load). pydantic-ai: `agent.run(..., message_history=...,
+   event_stream_handler=...)` (streamed, as every ACP turn is) inside the agent process, through
+   the bench's extension method `_bench/alone` (its own history kept there; CPU of the event-loop
+   thread, which runs it all), so that ours and alone share one interpreter and heap: pydantic-ai's
+   own CPU per turn differs by ~10% from one process to another, more than our whole added cost,
+   so "added" must not subtract another process's figure. The same run in this process is printed
+   beside it for reference ("in bench"). LangChain: the LangGraph graph without a checkpointer,
+   the whole history kept in memory and passed in at each run, streamed as the runner streams
+   (LangGraph's own cost, no serialization: the floor), inside the agent process in the same way,
+   and beside it the same graph with `InMemorySaver` in this process. "added" is ours minus the
+   framework floor. Targets: added at the last turn within 1.3x of turn 10, total within 1.5x.
+   A count that load does not move comes with it: the Python calls made on the agent's event-loop
+   thread in one more turn of ours and one alone (cProfile, `_bench/calls`), after turn 10 and
+   after the last turn; what we add to the framework's calls should not grow with the session;
 2. the first prompt of a fresh process next to the ten after it (target: within 10 ms), the
    median of `--first` processes: sent right after `session/new`, and sent once the process is
    idle (the start-up warm-up thread done, as when a user types the first prompt);
@@ -40,7 +45,7 @@ For each adapter, in one run:
    alike; per-turn wall and CPU of this process (the server's CPU is not in it) and the bytes
    the turn added to the checkpoint tables, at turn 10 and at the last turn.
 
-`--quick` runs 60 turns, 10 tool calls, 3 repeats, and skips the durability modes; `--adapters
+`--quick` runs 60 turns, one session, 10 tool calls, 3 repeats, and skips the durability modes; `--adapters
 pydantic` (or `langchain`) runs one adapter's figures only (6 is LangChain's); `--postgres` runs
 only 6.
 """
@@ -57,16 +62,45 @@ import tempfile
 import time
 import warnings
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+_T = TypeVar("_T")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "langchain"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-PYD_AGENT = """
+CALLS_EXTENSION = """
+# Python calls made on the event-loop thread between `on` and `off` (cProfile): a count, not a time,
+# so load does not move it; the bench takes it for one of our turns and one alone, early and late.
+import cProfile
+profiles = {}
+
+@extensions.method("bench/calls")
+async def calls(params: dict) -> dict:
+    if params["on"]:
+        profiles["now"] = profile = cProfile.Profile()
+        profile.enable()
+        return {}
+    profile = profiles.pop("now")
+    profile.disable()
+    profile.create_stats()
+    return {"calls": sum(stat[1] for stat in profile.stats.values())}
+
+"""
+"""Added to both agent scripts, before their `run_acp(...)` line."""
+
+
+def _with_calls(script: str) -> str:
+    head, run, tail = script.rpartition("\nrun_acp(")
+    return head + "\n" + CALLS_EXTENSION + run.lstrip("\n") + tail
+
+
+PYD_AGENT = _with_calls("""
 import sys
 import time
 from acpkit_core.extensions import Extensions
@@ -123,9 +157,9 @@ async def alone(params: dict) -> dict:
     return {"wall": time.perf_counter() - start, "cpu": time.thread_time() - cpu}
 
 run_acp(agent, name="bench", extensions=extensions)
-"""
+""")
 
-LC_AGENT = """
+LC_AGENT = _with_calls("""
 import sys
 import time
 sys.path.insert(0, sys.argv[3])
@@ -180,7 +214,7 @@ async def alone(params: dict) -> dict:
     return {"wall": time.perf_counter() - start, "cpu": time.thread_time() - cpu}
 
 run_acp(graph, name="bench", durability=sys.argv[2], extensions=extensions)
-"""
+""")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -287,6 +321,12 @@ class StdioAgent:
         result = await self.call("_bench/alone", {"text": text})
         return result["wall"], result["cpu"]
 
+    async def calls(self, turn: Callable[[], Awaitable[Any]]) -> int:
+        """Python calls on the agent's event-loop thread while `turn` runs (`_bench/calls`, cProfile)."""
+        await self.call("_bench/calls", {"on": True})
+        await turn()
+        return int((await self.call("_bench/calls", {"on": False}))["calls"])
+
     async def stop(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
@@ -295,8 +335,25 @@ class StdioAgent:
 
 async def session_over_stdio(script: str, args: list[str], turns: int) -> tuple[list[tuple[float, float]], float]:
     """Per-turn (wall, cpu) of one session of short turns; and the initialize time."""
-    out, _, init, _ = await session_side_by_side(script, args, turns)
-    return out, init
+    run = await session_side_by_side(script, args, turns)
+    return run.ours, run.init
+
+
+@dataclass
+class SessionRun:
+    """One session of short turns over stdio, with the framework alone beside it."""
+
+    ours: list[tuple[float, float]]
+    """(wall, cpu) seconds of each of our turns."""
+    floor: list[tuple[float, float]]
+    """The framework alone doing each turn (empty when not asked)."""
+    init: float
+    """Seconds `initialize` took."""
+    beside: list[tuple[float, float]]
+    """Another way of running the framework alone, turn by turn (empty when not asked)."""
+    calls: dict[int, tuple[int, int]] = field(default_factory=dict[int, tuple[int, int]])
+    """After turn N (a key): Python calls on the agent's event-loop thread in one more turn of ours
+    and one alone, (ours, alone); that turn is not timed."""
 
 
 async def session_side_by_side(
@@ -307,30 +364,34 @@ async def session_side_by_side(
     *,
     beside: Callable[[int], Awaitable[Any]] | None = None,
     alone_in_agent: bool = False,
-) -> tuple[list[tuple[float, float]], list[tuple[float, float]], float, list[tuple[float, float]]]:
-    """Per-turn (wall, cpu) of one session of short turns over stdio and, when given, of the
-    framework alone doing turn i (`alone(i)` in this process, or `_bench/alone` in the agent process
-    when `alone_in_agent`; then `beside(i)`: another way of running it, in this process) right
-    after ours, so all meet the same machine load; the initialize time; and `beside`'s figures."""
-    ours: list[tuple[float, float]] = []
-    floor: list[tuple[float, float]] = []
-    other: list[tuple[float, float]] = []
+    count_after: frozenset[int] = frozenset(),
+) -> SessionRun:
+    """One session of short turns over stdio and, when given, the framework alone doing turn i
+    (`alone(i)` in this process, or `_bench/alone` in the agent process when `alone_in_agent`; then
+    `beside(i)`: another way of running it, in this process) right after ours, so all meet the same
+    machine load. After each turn count in `count_after` (with `alone_in_agent`), one more turn of
+    ours and one alone run untimed under cProfile in the agent process, and their calls are kept."""
+    run = SessionRun([], [], 0.0, [])
     with tempfile.TemporaryDirectory() as state:
         agent = await StdioAgent.start(script, *args, state_dir=state)
         start = time.perf_counter()
         await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        init = time.perf_counter() - start
+        run.init = time.perf_counter() - start
         sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
         for i in range(turns):
-            ours.append(await agent.prompt(sid, f"turn {i}"))
+            run.ours.append(await agent.prompt(sid, f"turn {i}"))
             if alone_in_agent:
-                floor.append(await agent.alone(f"turn {i}"))
+                run.floor.append(await agent.alone(f"turn {i}"))
             elif alone is not None:
-                floor.append(await _timed(lambda i=i: alone(i)))
+                run.floor.append(await _timed(lambda i=i: alone(i)))
             if beside is not None:
-                other.append(await _timed(lambda i=i: beside(i)))
+                run.beside.append(await _timed(lambda i=i: beside(i)))
+            if alone_in_agent and i + 1 in count_after:
+                text = f"counted {i}"
+                ours = await agent.calls(lambda text=text: agent.prompt(sid, text))
+                run.calls[i + 1] = (ours, await agent.calls(lambda text=text: agent.alone(text)))
         await agent.stop()
-    return ours, floor, init, other
+    return run
 
 
 async def _until_idle(pid: int, quiet: float = 0.3, limit: float = 15.0) -> float:
@@ -589,8 +650,8 @@ def report_postgres(results: dict[str, list[tuple[float, float, int]]] | str, tu
     for name, values in results.items():
         w1, c1 = _window([(w, c) for w, c, _ in values], first)
         wn, cn = _window([(w, c) for w, c, _ in values], last)
-        b1 = sum(b for _, _, b in values[max(1, first - 10) : first]) / len(values[max(1, first - 10) : first])
-        bn = sum(b for _, _, b in values[max(1, last - 10) : last]) / len(values[max(1, last - 10) : last])
+        b1 = statistics.median(b for _, _, b in _turns(values, first))
+        bn = statistics.median(b for _, _, b in _turns(values, last))
         print(
             f"  {name:<32} | {w1:>10.2f} / {c1:>9.2f} {b1:>8,.0f} | {wn:>10.2f} / {cn:>9.2f} {bn:>8,.0f} | "
             f"{wn / w1:>8.2f}x"
@@ -600,60 +661,151 @@ def report_postgres(results: dict[str, list[tuple[float, float, int]]] | str, tu
 # --- report --------------------------------------------------------------------------------------
 
 
+WINDOW = 20
+"""Turns per mark: the figure at turn N is the median of turns N-19..N (turn 1 left out)."""
+
+
+def _turns(values: list[_T], turn: int) -> list[_T]:
+    """The `WINDOW` turns ending at `turn` (1-based), turn 1 left out: the first prompt of a fresh
+    process is its own figure (printed beside the table)."""
+    return values[max(1, turn - WINDOW) : turn]
+
+
 def _window(values: list[tuple[float, float]], turn: int) -> tuple[float, float]:
-    """Mean (wall, cpu) in ms of the ten turns ending at `turn` (1-based), turn 1 left out: the first
-    prompt of a fresh process is its own figure (printed beside the table)."""
-    chunk = values[max(1, turn - 10) : turn]
-    return (sum(w for w, _ in chunk) / len(chunk) * 1000, sum(c for _, c in chunk) / len(chunk) * 1000)
+    """Median (wall, cpu) in ms of the `WINDOW` turns ending at `turn` (a median: one turn that met a
+    garbage collection or a busy core does not move it)."""
+    chunk = _turns(values, turn)
+    return (statistics.median(w for w, _ in chunk) * 1000, statistics.median(c for _, c in chunk) * 1000)
+
+
+def _added_ratio(first: tuple[float, float], last: tuple[float, float]) -> float | str:
+    """Added (ours minus alone) at the last mark over the first, or why there is no ratio."""
+    (o1, f1), (on, fn) = first, last
+    if on - fn <= 0:
+        return f"{on - fn:.1f} ms, below the framework alone"
+    if o1 - f1 <= 0:
+        return f"{on - fn:.1f} ms at the last mark, {o1 - f1:.1f} ms at the first"
+    return (on - fn) / (o1 - f1)
 
 
 def report_session(
     name: str,
-    ours: list[tuple[float, float]],
-    floor: list[tuple[float, float]],
+    runs: list[SessionRun],
     marks: list[int],
-    beside: tuple[str, list[tuple[float, float]]] | None = None,
+    beside: str | None = None,
 ) -> None:
-    """`floor` is what "added" is measured against; `beside`, another way of running the framework alone."""
-    print(f"\n{name}: one session of {len(ours)} short turns, ms per turn (mean of the 10 turns up to each mark)")
-    extra = f" | {beside[0] + ' wall':>18} {'cpu':>6}" if beside else ""
+    """Each run's `floor` is what "added" is measured against; `beside` names the first run's `beside`
+    figures (another way of running the framework alone). The table holds, for each mark, the
+    median over the runs; the ratios are given for each run and their median."""
+    turns, count = len(runs[0].ours), f"{len(runs)} session{'s' if len(runs) > 1 else ''}"
+    print(
+        f"\n{name}: one session of {turns} short turns, {count} (fresh processes), ms per turn "
+        f"(median of the {WINDOW} turns up to each mark, then the median over the sessions)"
+    )
+    extra = f" | {beside + ' wall':>18} {'cpu':>6}" if beside else ""
     print(
         f"{'turn':>6} | {'ours wall':>9} {'ours cpu':>9} | {'alone wall':>10} {'alone cpu':>9} | "
         f"{'added wall':>10} {'cpu':>6}" + extra
     )
-    walls: dict[int, tuple[float, float]] = {}
-    cpus: dict[int, tuple[float, float]] = {}
     for mark in marks:
-        ow, oc = _window(ours, mark)
-        fw, fc = _window(floor, mark)
-        walls[mark], cpus[mark] = (ow, fw), (oc, fc)
+        ow, oc, fw, fc = (
+            statistics.median(
+                _window(values, mark)[i] for values in (run.ours if side == 0 else run.floor for run in runs)
+            )
+            for side, i in ((0, 0), (0, 1), (1, 0), (1, 1))
+        )
         row = f"{mark:>6} | {ow:>9.2f} {oc:>9.2f} | {fw:>10.2f} {fc:>9.2f} | {ow - fw:>10.2f} {oc - fc:>6.2f}"
         if beside:
-            bw, bc = _window(beside[1], mark)
+            bw, bc = _window(runs[0].beside, mark)
             row += f" | {bw:>18.2f} {bc:>6.2f}"
         print(row)
     first, last = marks[0], marks[-1]
-    for what, figures in (("wall", walls), ("cpu", cpus)):
-        (o1, f1), (on, fn) = figures[first], figures[last]
-        if on - fn <= 0:
-            ratio = f"{on - fn:.1f} ms, below the framework alone"
-        elif o1 - f1 <= 0:
-            ratio = f"{on - fn:.1f} ms at turn {last}, {o1 - f1:.1f} ms at turn {first}"
-        else:
-            ratio = f"{(on - fn) / max(o1 - f1, 1e-6):.2f}x"
+    for what, i in (("wall", 0), ("cpu", 1)):
+        ratios: list[float | str] = []
+        totals: list[tuple[float, float]] = []
+        for run in runs:
+            o1, f1, on, fn = (_window(v, m)[i] for m in (first, last) for v in (run.ours, run.floor))
+            ratios.append(_added_ratio((o1, f1), (on, fn)))
+            totals.append((on / o1, fn / f1))
+        shown = ", ".join(r if isinstance(r, str) else f"{r:.2f}x" for r in ratios)
+        numbers = [r for r in ratios if not isinstance(r, str)]
+        middle = f"median {statistics.median(numbers):.2f}x" if len(numbers) == len(ratios) else "no median"
         print(
-            f"  {what:<4} turn {last} / turn {first}: added {ratio} (target <= 1.3x), "
-            f"total {on / o1:.2f}x (target <= 1.5x; the framework alone {fn / f1:.2f}x)"
+            f"  {what:<4} turn {last} / turn {first}: added {middle} ({shown}; target <= 1.3x), "
+            f"total {statistics.median(t for t, _ in totals):.2f}x (target <= 1.5x; the framework alone "
+            f"{statistics.median(f for _, f in totals):.2f}x)"
         )
+    counted = runs[0].calls
+    if counted:
+        print("  Python calls on the agent's event-loop thread in one turn (cProfile; a count, load does not move it):")
+        for mark, (ours, alone) in sorted(counted.items()):
+            print(f"    after turn {mark:>4}: ours {ours:>9,}  alone {alone:>9,}  added {ours - alone:>7,}")
     print(
-        f"  first prompt of the process, sent right after session/new: {ours[0][0] * 1000:.1f} ms wall; "
-        f"turn 2-11 mean {_window(ours, 11)[0]:.1f} ms"
+        f"  first prompt of the process, sent right after session/new: "
+        f"{statistics.median(run.ours[0][0] for run in runs) * 1000:.1f} ms wall; "
+        f"turns 2-11 median {statistics.median(_window(run.ours, 11)[0] for run in runs):.1f} ms"
     )
 
 
 def _median_ms(values: list[tuple[float, float]], index: int, per: int) -> float:
     """The median of `values[...][index]` (seconds), in ms per `per`."""
     return statistics.median(v[index] for v in values) / per * 1000
+
+
+# --- why the added cost still moves: the framework's history walks -------------------------------
+
+_DUMMY_HISTORY = """
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+DUMMY = []
+for i in range(1000):
+    DUMMY += [ModelRequest(parts=[UserPromptPart(f"turn {i}")]), ModelResponse(parts=[TextPart("ok")])]
+"""
+"""Held by the agent process: 1,000 turns' worth of pydantic-ai messages (a bigger heap)."""
+
+_WALK = """
+def walk():
+    n = 0
+    for _ in range(25):
+        for m in DUMMY:
+            for p in m.parts:
+                n += isinstance(p, TextPart) and len(p.content) > 0
+    return n
+"""
+"""What the bench's model then does at each request besides deciding: a walk over those messages,
+as pydantic-ai walks the history when it prepares a request (a few ms)."""
+
+
+def _interference_script(mode: str) -> str:
+    """The pydantic agent script with a bigger heap (`heap`) or with its model walking it (`walk`)."""
+    if mode == "base":
+        return PYD_AGENT
+    extra = _DUMMY_HISTORY + (_WALK if mode == "walk" else "")
+    script = PYD_AGENT.replace("TOOLS = int(sys.argv[1])\n", "TOOLS = int(sys.argv[1])\n" + extra)
+    if mode == "walk":
+        script = script.replace("def decide(messages):\n", "def decide(messages):\n    walk()\n")
+    return script
+
+
+async def interference(turns: int = 80, repeats: int = 3) -> None:
+    """Our added cost early in a session, as is, with a bigger heap, and with the model walking that
+    heap at each request: the framework's own walks over a long history slow the code around them."""
+    print(
+        f"\npydantic-acp: added cost per turn (agent CPU, ms; median of turns 21-{turns}, each of {repeats} fresh "
+        "processes) in a short session, as is / holding 1,000 turns of messages it never reads / its model "
+        "walking them 25 times at each request (alone pays the same walk)"
+    )
+    for mode in ("base", "heap", "walk"):
+        added: list[float] = []
+        ours_ms: list[float] = []
+        for _ in range(repeats):
+            run = await session_side_by_side(_interference_script(mode), ["0"], turns, alone_in_agent=True)
+            ours = statistics.median(c for _, c in run.ours[20:]) * 1000
+            alone = statistics.median(c for _, c in run.floor[20:]) * 1000
+            added.append(ours - alone)
+            ours_ms.append(ours)
+        shown = ", ".join(f"{a:.2f}" for a in added)
+        middle = statistics.median(added)
+        print(f"  {mode:<5} ours {statistics.median(ours_ms):6.2f}   added median {middle:5.2f} ({shown})")
 
 
 def _adapters(adapters: set[str], tools: int, lc_dir: str) -> list[tuple[str, str, list[str]]]:
@@ -674,10 +826,15 @@ async def main(
     adapters: set[str],
     postgres_only: bool = False,
     first_repeats: int = 5,
+    session_count: int = 5,
+    interference_only: bool = False,
 ) -> None:
     load = os.getloadavg()
     loads = " ".join(f"{v:.2f}" for v in load)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {loads}")
+    if interference_only:
+        await interference()
+        return
     if postgres_only:
         report_postgres(await lc_postgres(turns), turns)
         return
@@ -687,29 +844,35 @@ async def main(
     lc_dir = str(ROOT / "tests" / "langchain")
 
     pyd_on, lc_on = "pydantic" in adapters, "langchain" in adapters
+    counted = frozenset({marks[0], turns})
+
+    async def sessions(script: str, args: list[str], beside: Callable[[int], Awaitable[Any]]) -> list[SessionRun]:
+        """`sessions` runs of one long session (fresh agent processes); only the first runs `beside`
+        and counts calls."""
+        runs = [
+            await session_side_by_side(script, args, turns, alone_in_agent=True, beside=beside, count_after=counted)
+        ]
+        for _ in range(session_count - 1):
+            runs.append(await session_side_by_side(script, args, turns, alone_in_agent=True))
+        return runs
+
     if pyd_on:
-        pyd, floor, _, here = await session_side_by_side(
-            PYD_AGENT, [str(tools)], turns, alone_in_agent=True, beside=pyd_alone()
-        )
+        pyd = await sessions(PYD_AGENT, [str(tools)], pyd_alone())
         print(
             "\n(pydantic-acp: alone = pydantic-ai agent.run(..., message_history=..., event_stream_handler=...) "
             "inside the agent process (`_bench/alone`, CPU of its thread), same heap as our turns; "
-            "in bench = the same in this process, for reference only: another process's heap)"
+            "in bench = the same in this process, first session only, for reference: another process's heap)"
         )
-        report_session("pydantic-acp", pyd, floor, marks, beside=("in bench", here))
+        report_session("pydantic-acp", pyd, marks, beside="in bench")
     if lc_on:
-        lc, floor, _, saver = await session_side_by_side(
-            LC_AGENT, [str(tools), "exit", lc_dir], turns, alone_in_agent=True, beside=lc_alone()
-        )
+        lc = await sessions(LC_AGENT, [str(tools), "exit", lc_dir], lc_alone())
         print(
             "\n(langchain-acp: alone = LangGraph with the whole history in memory, no checkpointer and no "
             "serialization, streamed as the runner streams: LangGraph's own cost per turn, the floor, run inside "
             "the agent process (`_bench/alone`, CPU of its thread); InMemorySaver = the same graph checkpointing "
-            "in memory, serializing every message at each run, in this process)"
+            "in memory, serializing every message at each run, in this process, first session only)"
         )
-        report_session(
-            "langchain-acp (durability exit, the default)", lc, floor, marks, beside=("InMemorySaver", saver)
-        )
+        report_session("langchain-acp (durability exit, the default)", lc, marks, beside="InMemorySaver")
 
     print(
         f"\nfirst prompt of a fresh process next to the 10 after it, ms, median of {first_repeats} processes each "
@@ -776,11 +939,27 @@ if __name__ == "__main__":
     parser.add_argument("--adapters", default="pydantic,langchain", help="comma-separated: pydantic, langchain")
     parser.add_argument("--quick", action="store_true", help="60 turns, 10 tool calls, 3 repeats, no durability modes")
     parser.add_argument("--postgres", action="store_true", help="only the LangChain-on-Postgres comparison")
+    parser.add_argument(
+        "--interference", action="store_true", help="only: does the framework's history walk slow our code? (pydantic)"
+    )
     parser.add_argument("--first", type=int, default=5, help="fresh processes per first-prompt figure (median)")
+    parser.add_argument("--sessions", type=int, default=5, help="long sessions per adapter (fresh processes; median)")
     ns = parser.parse_args()
     if ns.quick:
-        ns.turns, ns.tools, ns.repeats = min(ns.turns, 60), min(ns.tools, 10), min(ns.repeats, 3)
+        ns.turns, ns.tools, ns.repeats, ns.sessions = min(ns.turns, 60), min(ns.tools, 10), min(ns.repeats, 3), 1
     chosen = {a.strip() for a in ns.adapters.split(",") if a.strip()}
     if not chosen or chosen - {"pydantic", "langchain"}:
         parser.error("--adapters takes pydantic, langchain or both")
-    asyncio.run(main(ns.turns, ns.tools, ns.quick, ns.repeats, chosen, ns.postgres, max(1, ns.first)))
+    asyncio.run(
+        main(
+            ns.turns,
+            ns.tools,
+            ns.quick,
+            ns.repeats,
+            chosen,
+            ns.postgres,
+            max(1, ns.first),
+            max(1, ns.sessions),
+            ns.interference,
+        )
+    )
