@@ -22,10 +22,12 @@ A long conversation is mostly the previous checkpoint's list with a few messages
 thread also keeps its latest list of messages (`_Prefix`): when the next list starts with the same
 objects, their fields as stored and their rows known stored, that is checked for the whole prefix
 at once (a few comparisons done in C, not a Python step per message), and only the added messages
-are looked at one by one. Anything else (a message replaced, removed or changed in place) takes the
-message by message path. When the runner reports that a run of the thread ended normally
-(`settle`), the next read hands out the kept messages without that comparison: only a run changes
-them, and its last checkpoint compared them already.
+are looked at one by one (the prefix also keeps the keys of its runs, so only a run the new
+messages complete is hashed, and reading a checkpoint joins its runs in C). Anything else (a
+message replaced, removed or changed in place) takes the message by message path. When the runner
+reports that a run of the thread ended normally (`settle`), the next read hands out the kept
+messages without that comparison: only a run changes them, and its last checkpoint compared them
+already.
 
 Several processes may share one database (two windows on one SQLite file, replicas on one
 Postgres). What a process keeps can never be stale: a key is the digest of the message's bytes,
@@ -50,7 +52,7 @@ import operator
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
@@ -143,6 +145,9 @@ class _Prefix:
     fields: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     extras: list[dict[str, Any] | None] = field(default_factory=list[dict[str, Any] | None])
     keys: list[str] = field(default_factory=list[str])
+    runs: list[str] = field(default_factory=list[str])
+    """The keys of the runs that group this prefix's leading keys (`_RUN` keys each), so a
+    checkpoint of a longer list computes only the runs its new keys complete."""
 
     def same(self, messages: Sequence[BaseMessage]) -> bool:
         """`messages` are this prefix's objects, in order, none changed since it was stored."""
@@ -194,6 +199,8 @@ class _Thread:
         prefix = self.latest.pop(name, None)
         if prefix is None or not prefix.ids or not self.stored.issuperset(prefix.keys):
             return None
+        if not self.stored.issuperset(prefix.runs):
+            return None
         return prefix if prefix.same(messages[: len(prefix.ids)]) else None
 
     def keep(self, message: BaseMessage, key: str, size: int) -> None:
@@ -232,12 +239,17 @@ class _Thread:
             self.heads.clear()
         self.heads[namespace] = head
 
-    def prune(self, live: set[str], runs: set[str]) -> None:
-        """Forget kept messages and runs no list of the latest checkpoint holds (when they are many)."""
+    def prune(self, lists: Sequence[Sequence[str]], runs: set[str]) -> None:
+        """Forget kept messages and runs no list of the latest checkpoint holds (when they are many).
+
+        `lists` are the keys of the checkpoint's lists of messages; the set of them is built only when
+        there is something to prune (a turn does not go over the whole conversation).
+        """
         if len(self.runs) > 2 * len(runs) + 16:
             self.runs = {key: keys for key, keys in self.runs.items() if key in runs}
-        if len(self.by_key) <= 2 * len(live) + 16:
+        if len(self.by_key) <= 2 * sum(map(len, lists)) + 16:
             return
+        live = set[str]().union(*lists)
         for kept in [k for k in self.by_key.values() if k.key not in live]:
             self.drop(kept)
 
@@ -349,7 +361,7 @@ class MessagesOnce(BaseCheckpointSaver[str]):
         stored = dict(values)
         if lists:
             rows: dict[str, tuple[str, str, str, bytes]] = {}
-            live: set[str] = set()
+            live: list[list[str]] = []
             live_runs: set[str] = set()
             for name in lists:
                 messages = cast(list[BaseMessage], values[name])
@@ -369,21 +381,22 @@ class MessagesOnce(BaseCheckpointSaver[str]):
                             rows[key] = (thread_id, key, type_, blob)
                         thread.keep(message, key, len(blob))
                     keys.append(key)
-                live.update(keys)
+                live.append(keys)
+                runs: list[str] = list(prefix.runs) if prefix is not None else []  # still the runs of its keys
                 if prefix is None:
                     prefix, added = _Prefix(), messages
                 if len(prefix.ids) == len(keys) - len(added):  # the prefix covered every message before these
                     prefix.extend(thread, added)
                 thread.latest[name] = prefix
-                runs: list[str] = []
                 whole = len(keys) - len(keys) % _RUN
-                for start in range(0, whole, _RUN):
+                for start in range(len(runs) * _RUN, whole, _RUN):
                     run = keys[start : start + _RUN]
                     run_key, value = _run_row(run)
                     if run_key not in thread.stored:
                         rows[run_key] = (thread_id, run_key, _RUN_TYPE, value)
                     thread.runs[run_key] = run
                     runs.append(run_key)
+                prefix.runs = runs[: len(prefix.keys) // _RUN]
                 live_runs.update(runs)
                 stored[name] = {_RUNS: runs, _REFS: keys[whole:]} if runs else {_REFS: keys}
             if rows:
@@ -433,20 +446,21 @@ class MessagesOnce(BaseCheckpointSaver[str]):
             return
         thread_id = str(saved.config.get("configurable", {})["thread_id"])
         thread = self._thread(thread_id)
-        runs = {run for run_keys, _ in refs.values() for run in run_keys}
-        unknown = [run for run in runs if run not in thread.runs]
+        # Over the runs and keys in C (`chain`, set operations): no Python step per message.
+        runs = set(chain.from_iterable(run_keys for run_keys, _ in refs.values()))
+        unknown = runs - thread.runs.keys()
         if unknown:
-            for key, type_, value in await self._select_messages(thread_id, unknown):
+            for key, type_, value in await self._select_messages(thread_id, list(unknown)):
                 if type_ == _RUN_TYPE:
                     thread.runs[key] = value.decode().split(" ")
-        lost_runs = [run for run in runs if run not in thread.runs]
+        lost_runs = runs - thread.runs.keys()
         if lost_runs:
             raise LookupError(
                 f"checkpoint {saved.checkpoint['id']} of thread {thread_id!r} names {len(lost_runs)} run(s) of "
                 "message keys missing from acpkit_messages"
             )
         lists = {
-            name: [key for run in run_keys for key in thread.runs[run]] + keys
+            name: [*chain.from_iterable(map(thread.runs.__getitem__, run_keys)), *keys]
             for name, (run_keys, keys) in refs.items()
         }
         settled, thread.settled = thread.settled, False  # what is read now is handed to a run
@@ -488,6 +502,7 @@ class MessagesOnce(BaseCheckpointSaver[str]):
             else:
                 thread.stored.update(head.keys)
             head.extend(thread, tail)
+            head.runs = refs[name][0][: len(head.keys) // _RUN]
             thread.latest[name] = head
         # Whoever wrote this checkpoint committed its messages first: they are all in the table.
         thread.stored.update(found)
