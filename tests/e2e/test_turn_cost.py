@@ -157,13 +157,14 @@ class Meter:
     @contextmanager
     def installed(self) -> Generator[Meter]:
         """Hook every thread started inside (hooks that do nothing unless counting)."""
+        old_profile, old_trace = threading.getprofile(), threading.gettrace()
         threading.setprofile(self._profile)
         threading.settrace(self._trace)
         try:
             yield self
         finally:
-            threading.setprofile(None)  # pyright: ignore[reportArgumentType]
-            threading.settrace(None)  # pyright: ignore[reportArgumentType]
+            threading.setprofile(old_profile)  # pyright: ignore[reportArgumentType]
+            threading.settrace(old_trace)  # pyright: ignore[reportArgumentType]
 
     @contextmanager
     def counting(self, into: list[Cost]) -> Generator[None]:
