@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from acpkit_core.server import AcpAgent
@@ -14,7 +14,17 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_acp import client_host, create_acp_agent, current_acp
 from langchain_core.tools import BaseTool, ToolException, tool
 
-__all__ = ["Call", "FakeChatModel", "Reply", "agent_for", "boom", "delete_file", "read_file", "slow_tool"]
+__all__ = [
+    "Call",
+    "FakeChatModel",
+    "Reply",
+    "agent_for",
+    "boom",
+    "delete_file",
+    "message_content",
+    "read_file",
+    "slow_tool",
+]
 
 
 @tool
@@ -77,3 +87,18 @@ def agent_for(
 def call(name: str, args: dict[str, Any], id: str) -> Call:
     """Shorthand."""
     return Call(name, args, id)
+
+
+def message_content(sent: Sequence[Mapping[str, Any]], rendered: list[Any]) -> str | list[Any]:
+    """The `HumanMessage.content` a graph gets for the prompt blocks a client `sent`, rendered as `rendered`.
+
+    Read from what the client sent, not from the renderer: one non-empty `text` block with no
+    annotations (empty text blocks aside) is that text as a `str`; a prompt of empty text only is
+    `""`; anything else is the rendered list.
+    """
+    kept = [b for b in sent if not (b.get("type") == "text" and not b.get("text"))]
+    if not kept and sent and all(b.get("type") == "text" for b in sent):
+        return ""
+    if len(kept) == 1 and kept[0].get("type") == "text" and not kept[0].get("annotations"):
+        return str(kept[0]["text"])
+    return rendered

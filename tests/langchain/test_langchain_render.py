@@ -37,6 +37,7 @@ from langchain_acp._content import (
 from langchain_acp._render import render_prompt, to_human_message
 from langchain_core.messages import HumanMessage, convert_to_openai_messages
 from langgraph.graph import END, START, MessagesState, StateGraph
+from lc_helpers import message_content
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg=="
 PDF = base64.b64encode(b"%PDF-1.4\n").decode()
@@ -260,13 +261,17 @@ def test_golden_prompts_reach_a_graph_node_unchanged() -> None:
     builder.add_edge("model", END)
     graph = builder.compile()
     assert len(GOLDEN) >= 40
+    kinds: list[type] = []
     for path in GOLDEN:
         case = json.loads(path.read_text(encoding="utf-8"))
         prompt = parse_prompt(case["prompt"])
         for style, key in (("legacy", "langchain"), ("v1", "langchain_v1")):
             message = to_human_message(prompt, blocks=cast(BlockStyle, style), root_dir=case.get("root_dir"))
             graph.invoke({"messages": [message]})
-            assert seen[-1].content == case[key], f"{path.name} ({style})"
+            assert seen[-1].content == message_content(case["prompt"], case[key]), f"{path.name} ({style})"
+            kinds.append(type(seen[-1].content))
+    # both forms are exercised: one-text prompts as a str, the rest as the fixtures' list
+    assert kinds.count(str) >= 16 and kinds.count(list) >= 80, (kinds.count(str), kinds.count(list))
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from langchain_acp import SessionContext, create_acp_agent, render_prompt
 from langchain_acp._checkpoint import CHECKPOINT_FILE
 from langchain_core.messages import HumanMessage, ToolMessage
 from lc_agent_script import recall
-from lc_helpers import Call, FakeChatModel, Reply
+from lc_helpers import Call, FakeChatModel, Reply, message_content
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -94,6 +94,7 @@ async def test_every_golden_prompt_reaches_the_model_as_rendered() -> None:
             if not Path(cwd).is_absolute():  # a Windows cwd is not a path on this machine: render with ours
                 cwd = c.root
                 expected = render_prompt(parse_prompt(case["prompt"]), root_dir=cwd)
+            expected = message_content(case["prompt"], expected)
             sid = await c.new_session(cwd=cwd)
             calls = len(model.seen)
             r = await c.prompt(case["prompt"], session_id=sid)
@@ -167,3 +168,51 @@ async def test_deleting_a_session_deletes_its_checkpoints(tmp_path: Path) -> Non
     async with AcpTestClient.connect(create_acp_agent(memory_graph(), store=store)) as c:
         await c.initialize()
         assert [s.session_id for s in (await c.list_sessions()).sessions] == [keep]
+
+
+async def test_a_one_text_prompt_reaches_the_model_as_a_str_and_load_replays_every_prompt_as_sent(
+    tmp_path: Path,
+) -> None:
+    store = str(tmp_path / "sessions.sqlite3")
+    png = "iVBORw0KGgo="
+    prompts: list[list[dict[str, Any]]] = [
+        [{"type": "text", "text": "just text"}],
+        [{"type": "text", "text": "look"}, {"type": "image", "mimeType": "image/png", "data": png}],
+        [{"type": "text", "text": ""}, {"type": "text", "text": "after an empty block"}],
+        [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}],
+    ]
+    first = FakeChatModel(script=[Reply(text="ok")], repeat_last=True)
+    async with AcpTestClient.connect(create_acp_agent(create_agent(first, tools=[]), store=store)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        for blocks in prompts:
+            assert (await c.prompt(blocks, session_id=sid)).stop_reason == "end_turn"
+    # a new process on the same store: the history read back from SQLite keeps each form
+    second = FakeChatModel(script=[Reply(text="ok")], repeat_last=True)
+    async with AcpTestClient.connect(create_acp_agent(create_agent(second, tools=[]), store=store)) as c:
+        await c.initialize()
+        _, replayed = await c.load_session(sid)
+        await c.prompt("again", session_id=sid)
+    said = [
+        u.content.model_dump(by_alias=True, exclude_none=True)
+        for u in replayed
+        if u.session_update == "user_message_chunk"
+    ]
+    # the replay is the transcript's, whatever the graph got (as before: the empty block left out,
+    # a prompt's adjacent text chunks coalesced)
+    assert said == [
+        {"type": "text", "text": "just text"},
+        {"type": "text", "text": "look"},
+        {"type": "image", "mimeType": "image/png", "data": png},
+        {"type": "text", "text": "after an empty block"},
+        {"type": "text", "text": "onetwo"},
+    ]
+    # what the graph's model received as the turn's own message
+    assert [call[-1].content for call in first.seen] == [
+        "just text",
+        [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}],
+        "after an empty block",
+        [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}],  # text blocks are never joined
+    ]
+    humans = [m.content for m in second.seen[-1] if isinstance(m, HumanMessage)]
+    assert humans == [call[-1].content for call in first.seen] + ["again"]

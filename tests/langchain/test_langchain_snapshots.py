@@ -47,7 +47,7 @@ async def test_all_means_every_step_to_the_callback_and_the_client() -> None:
     labels = ["initial", "model", "tools", "model", "final"]
     assert [label for label, _ in seen] == labels
     assert [_last_message(state) for _, state in seen] == [
-        ("human", [{"type": "text", "text": "clean up"}]),
+        ("human", "clean up"),
         ("ai", "Deleting."),
         ("tool", "deleted a.txt"),
         ("ai", "Done."),
