@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import image_block, text_block
+from acp.schema import ImageContentBlock, TextContentBlock
 from acpkit_core.prompt import parse_prompt
 from acpkit_core.runner import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
@@ -175,11 +177,11 @@ async def test_a_one_text_prompt_reaches_the_model_as_a_str_and_load_replays_eve
 ) -> None:
     store = str(tmp_path / "sessions.sqlite3")
     png = "iVBORw0KGgo="
-    prompts: list[list[dict[str, Any]]] = [
-        [{"type": "text", "text": "just text"}],
-        [{"type": "text", "text": "look"}, {"type": "image", "mimeType": "image/png", "data": png}],
-        [{"type": "text", "text": ""}, {"type": "text", "text": "after an empty block"}],
-        [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}],
+    prompts: list[list[TextContentBlock | ImageContentBlock]] = [
+        [text_block("just text")],
+        [text_block("look"), image_block(png, "image/png")],
+        [text_block(""), text_block("after an empty block")],
+        [text_block("one"), text_block("two")],
     ]
     first = FakeChatModel(script=[Reply(text="ok")], repeat_last=True)
     async with AcpTestClient.connect(create_acp_agent(create_agent(first, tools=[]), store=store)) as c:
