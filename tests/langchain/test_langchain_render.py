@@ -98,6 +98,37 @@ def test_payload_is_never_decoded_or_reencoded(monkeypatch: pytest.MonkeyPatch) 
     assert v1[1]["base64"] is image.base64
 
 
+@pytest.mark.parametrize(
+    ("blocks", "content"),
+    [
+        ([{"type": "text", "text": "hello"}], "hello"),
+        ([{"type": "text", "text": ""}, {"type": "text", "text": "hello"}, {"type": "text", "text": ""}], "hello"),
+        ([{"type": "text", "text": ""}], ""),
+        (
+            [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}],
+            [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}],
+        ),
+        (
+            [{"type": "text", "text": "hi", "annotations": {"priority": 0.5}}],
+            [{"type": "text", "text": "hi", "extras": {"annotations": {"priority": 0.5}}}],
+        ),
+        (
+            [{"type": "resource_link", "uri": "https://example.com/a", "name": "a"}],
+            [{"type": "text", "text": "[@a](https://example.com/a)"}],
+        ),
+        (
+            [{"type": "resource", "resource": {"uri": "file:///p/n.md", "text": "x", "mimeType": "text/markdown"}}],
+            [{"type": "text", "text": '[@n.md](file:///p/n.md)\n<context ref="file:///p/n.md">\nx\n</context>'}],
+        ),
+    ],
+    ids=["one-text", "empty-blocks-aside", "only-empty", "two-texts", "annotated", "link-alone", "resource-alone"],
+)
+def test_only_a_prompt_of_one_plain_text_block_is_a_str(blocks: list[dict[str, Any]], content: object) -> None:
+    message = to_human_message(parse_prompt(blocks))
+    assert message.content == content
+    assert isinstance(render_prompt(parse_prompt(blocks)), list)
+
+
 def test_human_message_and_what_a_provider_gets() -> None:
     prompt = parse_prompt(MIXED)
     legacy = to_human_message(prompt, id="m1")
