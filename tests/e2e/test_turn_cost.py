@@ -55,6 +55,7 @@ from typing import Any, cast
 
 import pytest
 from acp.schema import ToolCallStart
+from acpkit_core import AcpAgent
 from acpkit_core.ir import Prompt, Text
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
@@ -287,6 +288,23 @@ async def added_costs(meter: Meter, ours: RunTurn, alone: RunTurn, seen: list[in
     return out
 
 
+async def served_costs(serve: Callable[[], AcpAgent], alone: RunTurn, seen: list[int]) -> dict[int, tuple[Cost, int]]:
+    """`added_costs` of the agent `serve()` builds (inside the meter's hooks, so its threads are
+    counted) over a real ACP connection, each turn a tool call `ping` and the answer `ok`."""
+    meter = Meter()
+    with meter.installed():
+        async with AcpTestClient.connect(serve()) as client:
+            await client.initialize()
+            sid = await client.new_session()
+
+            async def ours(turn: int) -> None:
+                result = await client.prompt(f"turn {turn}", session_id=sid)
+                assert (result.stop_reason, result.text) == ("end_turn", "ok")
+                assert [u.title for u in result.updates if isinstance(u, ToolCallStart)] == ["ping"]
+
+            return await added_costs(meter, ours, alone, seen)
+
+
 @contextmanager
 def _unmeasured(into: list[Cost]) -> Generator[None]:
     yield
@@ -365,22 +383,12 @@ async def test_pydantic_turn_cost_does_not_grow_with_the_session(tmp_path: Path)
         assert result.output == "ok"
         history = result.all_messages()
 
-    meter = Meter()
-    with meter.installed():
-        served = create_pydantic_agent(
+    def serve() -> AcpAgent:
+        return create_pydantic_agent(
             agent, store=str(tmp_path / "sessions.sqlite3"), connect_mcp_servers=False, transcript_flush_ms=FLUSH_MS
         )
-        async with AcpTestClient.connect(served) as client:
-            await client.initialize()
-            sid = await client.new_session()
 
-            async def ours(turn: int) -> None:
-                result = await client.prompt(f"turn {turn}", session_id=sid)
-                assert (result.stop_reason, result.text) == ("end_turn", "ok")
-                assert [u.title for u in result.updates if isinstance(u, ToolCallStart)] == ["ping"]
-
-            costs = await added_costs(meter, ours, alone, seen)
-    assert_flat(costs, "pydantic-ai")
+    assert_flat(await served_costs(serve, alone, seen), "pydantic-ai")
 
 
 # --- langchain-acp ---------------------------------------------------------------------------------
@@ -420,18 +428,9 @@ async def test_langchain_turn_cost_does_not_grow_with_the_session(tmp_path: Path
                 history = cast(dict[str, Any], data)["messages"]
         assert history[-1].content == "ok"
 
-    meter = Meter()
-    with meter.installed():
-        served = create_langchain_agent(graph, store=str(tmp_path / "sessions.sqlite3"), transcript_flush_ms=FLUSH_MS)
-        async with AcpTestClient.connect(served) as client:
-            await client.initialize()
-            sid = await client.new_session()
+    def serve() -> AcpAgent:
+        return create_langchain_agent(graph, store=str(tmp_path / "sessions.sqlite3"), transcript_flush_ms=FLUSH_MS)
 
-            async def ours(turn: int) -> None:
-                result = await client.prompt(f"turn {turn}", session_id=sid)
-                assert (result.stop_reason, result.text) == ("end_turn", "ok")
-                assert [u.title for u in result.updates if isinstance(u, ToolCallStart)] == ["ping"]
-
-            costs = await added_costs(meter, ours, alone, seen)
+    costs = await served_costs(serve, alone, seen)
     assert (tmp_path / "langgraph-checkpoints.sqlite3").exists()  # the embedded SQLite checkpointer ran
     assert_flat(costs, "LangGraph")
