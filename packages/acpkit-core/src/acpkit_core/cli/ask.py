@@ -161,5 +161,10 @@ async def ask_stdin(options: list[PermissionOption]) -> PermissionOption | None:
     sys.stderr.flush()
     line = await asyncio.to_thread(sys.stdin.readline)
     if not line:
+        sys.stderr.write("(no input left: rejected; --yes allows every request, --no rejects without asking)\n")
         return choose_option(options, "no")
-    return parse_answer(line, options) or choose_option(options, "no")
+    answer = parse_answer(line, options)
+    if answer is None:
+        sys.stderr.write(f"({line.strip()!r} names no option: rejected)\n")
+        return choose_option(options, "no")
+    return answer
