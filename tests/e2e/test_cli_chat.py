@@ -148,19 +148,19 @@ def _chat(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess
     )
 
 
-def test_one_shot_without_input_rejects_and_says_how_to_allow(workdir: Path) -> None:
-    result = _chat(str(AGENT), "-p", "go @notes.txt", cwd=workdir, stdin="")
+@pytest.mark.parametrize(
+    ("stdin", "note"),
+    [
+        ("", "(no input left: rejected; --yes allows every request, --no rejects without asking)"),
+        ("maybe\n", "('maybe' names no option: rejected)"),
+    ],
+    ids=["no-input", "no-such-option"],
+)
+def test_one_shot_without_an_answer_rejects_and_says_why(workdir: Path, stdin: str, note: str) -> None:
+    result = _chat(str(AGENT), "-p", "go @notes.txt", cwd=workdir, stdin=stdin)
     assert result.returncode == 0, result.stderr
     assert "permission answered: Reject (reject_once)" in result.stdout
-    assert "(no input left: rejected; --yes allows every request, --no rejects without asking)" in result.stderr
-    assert not (workdir / "out.txt").exists()
-
-
-def test_one_shot_answer_that_names_no_option_rejects_and_says_so(workdir: Path) -> None:
-    result = _chat(str(AGENT), "-p", "go @notes.txt", cwd=workdir, stdin="maybe\n")
-    assert result.returncode == 0, result.stderr
-    assert "permission answered: Reject (reject_once)" in result.stdout
-    assert "('maybe' names no option: rejected)" in result.stderr
+    assert note in result.stderr
     assert not (workdir / "out.txt").exists()
 
 
