@@ -389,6 +389,22 @@ async def test_a_long_list_is_stored_right_whatever_changes_between_checkpoints(
     assert expected[3] == "replaced" and expected[7] == "changed in place" and len(expected) == 10
 
 
+async def test_a_message_made_too_big_to_keep_then_changed_back_is_read_back_as_it_is(backend: Backend) -> None:
+    # Past one run of 64 keys: the runs of the kept prefix are reused only while they hold its keys.
+    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    messages = _turns(35)
+    async with backend.saver() as saver:
+        config = await _put(saver, config, messages)
+        messages[0].content = "x" * 300_000  # assigned in place, too big to keep in memory
+        config = await _put(saver, config, messages)
+        messages[0].content = "q0"  # and back
+        await _put(saver, config, messages)
+    async with backend.saver() as fresh:
+        saved = await fresh.aget_tuple({"configurable": {"thread_id": "t"}})
+        assert saved is not None
+        assert _texts(saved.checkpoint["channel_values"]["messages"]) == _texts(_turns(35))
+
+
 async def test_a_run_that_changes_messages_in_place_and_fails_leaves_the_stored_ones(backend: Backend) -> None:
     config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     read: Any = {"configurable": {"thread_id": "t"}}

@@ -204,10 +204,15 @@ class _Thread:
         return prefix if prefix.same(messages[: len(prefix.ids)]) else None
 
     def keep(self, message: BaseMessage, key: str, size: int) -> None:
+        """Keep `message`, stored as `key`, in memory; when it is not kept (too big, over the thread's
+        budget, or `key` kept for another object), what was kept for the object under another key
+        is forgotten all the same: a prefix must never take the old key for this message."""
+        old = self.by_object.get(id(message))
+        if old is not None and old.key != key:
+            self.drop(old)
         if size > _CACHED_BYTES or self.size + size > _THREAD_BUDGET or key in self.by_key:
             return
         kept = _Kept(message, key, dict(vars(message)), _copy_extra(message), size)
-        old = self.by_object.get(id(message))
         if old is not None:
             self.drop(old)
         self.by_object[id(message)] = kept
@@ -396,7 +401,9 @@ class MessagesOnce(BaseCheckpointSaver[str]):
                         rows[run_key] = (thread_id, run_key, _RUN_TYPE, value)
                     thread.runs[run_key] = run
                     runs.append(run_key)
-                prefix.runs = runs[: len(prefix.keys) // _RUN]
+                # The runs stay the prefix's only while its keys are the list's (in C, no copy).
+                same_keys = all(map(operator.eq, prefix.keys, keys))
+                prefix.runs = runs[: len(prefix.keys) // _RUN] if same_keys else []
                 live_runs.update(runs)
                 stored[name] = {_RUNS: runs, _REFS: keys[whole:]} if runs else {_REFS: keys}
             if rows:
