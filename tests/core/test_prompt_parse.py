@@ -273,6 +273,20 @@ def test_empty_prompt_and_empty_text_are_kept() -> None:
     assert parse_prompt(()) == Prompt(())
 
 
+def test_without_empty_text_leaves_out_only_empty_text_blocks() -> None:
+    prompt = parse_prompt(
+        [
+            {"type": "text", "text": ""},
+            {"type": "text", "text": "look"},
+            {"type": "resource_link", "uri": "file:///w/a.py", "name": "a.py"},
+            {"type": "text", "text": ""},
+        ]
+    )
+    kept = prompt.without_empty_text()
+    assert kept == Prompt((prompt[1], prompt[2]))
+    assert parse_prompt([{"type": "text", "text": ""}]).without_empty_text() == Prompt(())
+
+
 def test_media_type_is_inferred_from_uri_path_only() -> None:
     link = parse_prompt([{"type": "resource_link", "uri": "file:///w/run.py?symbol=main#L3:9", "name": "run"}])[0]
     assert isinstance(link, Link) and link.media_type == "text/x-python"

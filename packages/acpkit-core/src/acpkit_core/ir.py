@@ -199,3 +199,9 @@ class Prompt(Sequence[Part]):
     def is_text_only(self) -> bool:
         """True when every part is [`Text`][acpkit_core.ir.Text]."""
         return all(isinstance(p, Text) for p in self.parts)
+
+    def without_empty_text(self) -> Prompt:
+        """This prompt without its empty text blocks, which every adapter leaves out when it renders
+        a prompt (some providers refuse an empty text part, and it carries nothing). Empty when the
+        prompt holds nothing but empty text: each adapter says what such a prompt becomes."""
+        return Prompt(tuple(p for p in self.parts if not (isinstance(p, Text) and not p.text)))

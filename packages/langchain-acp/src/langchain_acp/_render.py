@@ -21,7 +21,7 @@ __all__ = ["render_prompt", "to_human_message"]
 
 def _kept(prompt: Prompt) -> Sequence[Part]:
     """The parts that are rendered: empty text blocks left out, unless the prompt has nothing else."""
-    return [part for part in prompt if not (isinstance(part, Text) and not part.text)] or prompt.parts[:1]
+    return prompt.without_empty_text().parts or prompt.parts[:1]
 
 
 def render_prompt(prompt: Prompt, *, blocks: BlockStyle = "legacy", root_dir: RootDir = None) -> list[ContentDict]:

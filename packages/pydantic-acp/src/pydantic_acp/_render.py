@@ -74,6 +74,7 @@ def render_prompt(prompt: Prompt) -> str | list[UserContent]:
     newline); any other prompt becomes a list with one item per part, in order, leaving out
     empty text blocks (some providers refuse an empty text part, and it carries nothing).
     """
+    kept = prompt.without_empty_text()
     if prompt.is_text_only:
-        return "\n".join(part.text for part in prompt if isinstance(part, Text) and part.text)
-    return [render_part(part) for part in prompt if not (isinstance(part, Text) and not part.text)]
+        return "\n".join(part.text for part in kept if isinstance(part, Text))
+    return [render_part(part) for part in kept]
