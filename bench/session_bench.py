@@ -780,10 +780,10 @@ def _interference_script(mode: str) -> str:
     if mode == "base":
         return PYD_AGENT
     extra = _DUMMY_HISTORY + (_WALK if mode == "walk" else "")
-    script = PYD_AGENT.replace("TOOLS = int(sys.argv[1])\n", "TOOLS = int(sys.argv[1])\n" + extra)
-    if mode == "walk":
-        script = script.replace("def decide(messages):\n", "def decide(messages):\n    walk()\n")
-    return script
+    tools, decide = "TOOLS = int(sys.argv[1])\n", "def decide(messages):\n"
+    assert tools in PYD_AGENT and decide in PYD_AGENT, "the agent script changed: update _interference_script"
+    script = PYD_AGENT.replace(tools, tools + extra)
+    return script.replace(decide, decide + "    walk()\n") if mode == "walk" else script
 
 
 async def interference(turns: int = 80, repeats: int = 3) -> None:

@@ -12,11 +12,13 @@ given it the same. "Added" is ours minus the framework alone, per function or co
 
 - calls: calls of Python functions (a coroutine's resumption counts as one) and of built-in functions;
 - lines: Python lines run (a loop over the history shows here even when it calls nothing);
-- allocated: bytes allocated on the event loop's thread (where the server, the runner, the
-  framework and the store's serialization run): between two Python call or return events, the rise
-  of traced memory (`tracemalloc`) to its peak is what the code running there allocated, C code it
-  called included, so a TypeAdapter validating or dumping the whole history in one call, or a
-  `json.dumps` of a grown session state, counts what it built.
+- allocated: bytes allocated while code runs on the event loop's thread (where the server, the
+  runner, the framework and the store's serialization run): between two Python call or return
+  events there, the rise of traced memory (`tracemalloc`) to its peak is what the code running
+  there allocated, C code it called included, so a TypeAdapter validating or dumping the whole
+  history in one call, or a `json.dumps` of a grown session state, counts what it built.
+  `tracemalloc` traces the whole process: what another thread allocates meanwhile (the store's
+  worker) is counted too, which `BYTES_SLACK` leaves room for.
 
 Calls and lines are counted on every thread: the hooks are installed with `threading.setprofile` /
 `threading.settrace` before the agent starts its threads (the session store's worker, the
