@@ -195,6 +195,31 @@ async def ws_lib_cost(pid: int, url: str, chunks: int) -> Cost:
         return await _prompt_cost(pid, chunks, ws.send, recv)
 
 
+def _holds(frame: str | bytes, needle: str) -> bool:
+    """Whether `needle` is in the frame, read as text or as bytes."""
+    return needle.encode() in frame if isinstance(frame, bytes) else needle in frame
+
+
+async def _answer(
+    recv: Callable[[], Awaitable[str | bytes]],
+    request_id: int,
+    *,
+    on_chunk: Callable[[str | bytes], None] | None = None,
+) -> dict[str, Any]:
+    """Read frames until the answer to `request_id`; notifications are skipped, or handed to
+    `on_chunk` when they carry an agent message chunk."""
+    while True:
+        frame = await recv()
+        if on_chunk is not None and _holds(frame, '"agent_message_chunk"'):
+            on_chunk(frame)
+            continue
+        if _holds(frame[:40], '"method"'):
+            continue
+        answer = json.loads(frame)
+        if answer.get("id") == request_id:
+            return answer
+
+
 async def _prompt_cost(
     pid: int, chunks: int, send: Callable[[str], Awaitable[None]], recv: Callable[[], Awaitable[str | bytes]]
 ) -> Cost:
@@ -202,14 +227,7 @@ async def _prompt_cost(
 
     async def call(message: dict[str, Any]) -> dict[str, Any]:
         await send(json.dumps(message))
-        while True:
-            frame = await recv()
-            head = frame[:40]
-            if (b'"method"' if isinstance(head, bytes) else '"method"') in head:
-                continue
-            answer = json.loads(frame)
-            if answer.get("id") == message["id"]:
-                return answer
+        return await _answer(recv, message["id"])
 
     await call(INIT)
     sid = (await call(_new(1)))["result"]["sessionId"]
@@ -311,20 +329,14 @@ async def _one_session(url: str, chunks: int, latencies: list[float]) -> None:
                 raise
             await asyncio.sleep(0.05)
 
+    def chunk(frame: str | bytes) -> None:
+        now = time.time()
+        stamp = json.loads(frame)["params"]["update"]["content"]["text"]
+        latencies.append(now - float(stamp))
+
     async def call(message: dict[str, Any]) -> dict[str, Any]:
         ws.send_text(json.dumps(message))
-        while True:
-            frame = await ws.text()
-            if b'"agent_message_chunk"' in frame:
-                now = time.time()
-                stamp = json.loads(frame)["params"]["update"]["content"]["text"]
-                latencies.append(now - float(stamp))
-                continue
-            if b'"method"' in frame[:40]:
-                continue
-            answer = json.loads(frame)
-            if answer.get("id") == message["id"]:
-                return answer
+        return await _answer(ws.text, message["id"], on_chunk=chunk)
 
     await call(INIT)
     sid = (await call(_new(1)))["result"]["sessionId"]
