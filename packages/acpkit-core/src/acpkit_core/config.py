@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .permissions import PermissionPolicy
     from .presentation import ToolPresentation
     from .store import SessionStore
+    from .telemetry import Telemetry
 
 __all__ = [
     "STANDARD_MODES",
@@ -233,6 +234,10 @@ class AgentOptions:
     auth: Authentication | None = None
     """Authentication methods advertised in `initialize` (an [`Authentication`][acpkit_core.auth.Authentication]);
     when one is required, every session request answers -32000 until one succeeds. `None`: no authentication."""
+    telemetry: Telemetry | None = None
+    """OpenTelemetry traces and metrics, and one log line per connection and per turn (a
+    [`Telemetry`][acpkit_core.telemetry.Telemetry]).
+    `None`: none, and no telemetry work at all."""
 
 
 class AgentOptionsKwargs(TypedDict, total=False):
@@ -264,6 +269,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     max_message_bytes: int | None
     max_prompt_bytes: int | None
     auth: Authentication | None
+    telemetry: Telemetry | None
 
 
 def agent_options(

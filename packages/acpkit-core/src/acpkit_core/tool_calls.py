@@ -42,6 +42,7 @@ __all__ = [
     "NOT_RUN_TEXT",
     "STOPPED_TEXT",
     "StaticClassifier",
+    "ToolCallObserver",
     "ToolCallRecord",
     "ToolCallWire",
     "ToolCalls",
@@ -215,6 +216,22 @@ class ToolCallWire(Protocol):
         ...
 
 
+class ToolCallObserver(Protocol):
+    """Told of each tool call's life (the server's telemetry: a span per tool call)."""
+
+    def tool_call_opened(self, record: ToolCallRecord) -> None:
+        """A call was announced."""
+        ...
+
+    def tool_call_started(self, record: ToolCallRecord) -> None:
+        """Its tool began to run."""
+        ...
+
+    def tool_call_finished(self, record: ToolCallRecord) -> None:
+        """It reached `completed` or `failed`."""
+        ...
+
+
 class ToolCalls:
     """The tool calls of one turn, reported through the turn's emitter (see the module docs)."""
 
@@ -229,6 +246,8 @@ class ToolCalls:
         """Every tool call of the turn, by id, in the order they were announced."""
         self.presenter: ToolPresenter | None = None
         """Per-tool presentation (the `tool_presentation` option); `None`: the defaults."""
+        self.observer: ToolCallObserver | None = None
+        """Told of each call's life (set by the server when telemetry is on)."""
         self._lock = asyncio.Lock()
 
     # --- queries ----------------------------------------------------------------------------------
@@ -303,6 +322,8 @@ class ToolCalls:
                 id=tool_call_id, name=name, args=parsed, hidden=hidden, partial=partial
             )
             await self._present(record, partial=partial)
+            if self.observer is not None:
+                self.observer.tool_call_opened(record)
             if not hidden:
                 await self._emit.send_tool_call(
                     tool_call_id,
@@ -373,6 +394,8 @@ class ToolCalls:
             record.started = True
             if record.status == "pending":
                 record.status = "in_progress"
+                if self.observer is not None:
+                    self.observer.tool_call_started(record)
                 if not record.hidden:
                     await self._emit.send_tool_call_update(tool_call_id, status="in_progress")
             return record
@@ -412,6 +435,8 @@ class ToolCalls:
             if record.finished:
                 return
             record.status = "failed" if failed else "completed"
+            if self.observer is not None:
+                self.observer.tool_call_finished(record)
             if record.hidden:
                 return
             if record.output_hidden:
@@ -461,13 +486,26 @@ class ToolCalls:
         """
         record = self.calls.get(tool_call_id)
         if record is None:
-            self.calls[tool_call_id] = ToolCallRecord(
+            record = self.calls[tool_call_id] = ToolCallRecord(
                 id=tool_call_id, name=title or "tool", title=title or "", status=status or "pending"
             )
+            if self.observer is not None:
+                self.observer.tool_call_opened(record)
+                self._observed(record)
             return True
         if status is None:
             return True
         if record.finished or _RANK[status] < _RANK[record.status]:
             return False
         record.status = status
+        if self.observer is not None:
+            self._observed(record)
         return True
+
+    def _observed(self, record: ToolCallRecord) -> None:
+        """Tell the observer the status a runner sent through the emitter."""
+        assert self.observer is not None
+        if record.finished:
+            self.observer.tool_call_finished(record)
+        elif record.status == "in_progress":
+            self.observer.tool_call_started(record)

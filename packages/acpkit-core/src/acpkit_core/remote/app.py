@@ -9,11 +9,13 @@ Routing, per the RFD "Streamable HTTP & WebSocket Transport":
 | `POST /acp` anything else | `202`; the answer comes on the connection's SSE stream |
 | `GET /acp` + `Accept: text/event-stream` | the connection's one SSE stream (`406` without that Accept) |
 | `DELETE /acp` | `202`: the connection and its sessions end |
+| `GET /metrics` | the Prometheus text format, with telemetry on (`ServeOptions.metrics_path`) |
 
 `400` for a missing `Acp-Connection-Id` (or `Acp-Session-Id` on a session-scoped POST), `404` for an
 unknown (or another principal's) connection, `415` for a POST that is not `application/json`,
 `501` for a batch, `413` for a body over the message size limit. Every request but `/healthz`
-is authenticated first (`401`, one answer whatever failed) and its `Origin` checked (`403`).
+is authenticated first (`401`, one answer whatever failed) and its `Origin` checked (`403`), and so
+is `/metrics` unless `ServeOptions.metrics_public`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from ..server import AcpAgent
+from ..telemetry import Telemetry
 from .auth import Tokens, origin_allowed
 from .connection import RemoteConnection
 
@@ -123,8 +126,17 @@ class Endpoint:
         allowed_origins: tuple[str, ...],
         limits: Limits,
         path: str = "/acp",
+        telemetry: Telemetry | None = None,
+        metrics_path: str | None = None,
+        metrics_public: bool = False,
     ) -> None:
         self._make_agent = make_agent
+        self.telemetry = telemetry
+        """Counts refusals; serves `metrics_path` (Prometheus) when it owns its meter provider."""
+        self.metrics_path = metrics_path
+        """Where the Prometheus scrape endpoint is (`None`: not served)."""
+        self.metrics_public = metrics_public
+        """Serve `metrics_path` without a token."""
         self.tokens = tokens
         self.allowed_origins = allowed_origins
         self.limits = limits
@@ -154,7 +166,24 @@ class Endpoint:
             WebSocketRoute(self.path, _AsgiEndpoint(self._websocket_asgi)),
             Route("/healthz", self._health, methods=["GET"]),
         ]
+        if self.metrics_path is not None:
+            routes.append(Route(self.metrics_path, self._metrics, methods=["GET"]))
         return Starlette(routes=routes, lifespan=lifespan)
+
+    async def _metrics(self, request: Request) -> Response:
+        """The Prometheus scrape endpoint: authenticated like `/acp` unless `metrics_public`."""
+        if not self.metrics_public:
+            refusal, _ = self._admit(request.headers)
+            if refusal is not None:
+                return refusal
+        text = self.telemetry.prometheus_text() if self.telemetry is not None else None
+        if text is None:
+            return _error(404, "no metrics here: telemetry is off, or its metrics go to another meter provider")
+        return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    def _refused(self, reason: str) -> None:
+        if self.telemetry is not None:
+            self.telemetry.record_refusal(reason)
 
     async def _health(self, _: Request) -> Response:
         if self.draining:
@@ -166,29 +195,37 @@ class Endpoint:
     def _admit(self, headers: Mapping[str, str]) -> tuple[Response | None, str | None]:
         """(a refusal, None) or (None, the principal)."""
         if not origin_allowed(headers.get("origin"), self.allowed_origins):
+            self._refused("origin")
             return _error(403, "origin not allowed: the server's --allow-origin list does not include it"), None
         principal: str | None = None
         if self.tokens:
             principal = self.tokens.principal(headers.get("authorization"))
             if principal is None:
+                self._refused("unauthorized")
                 return _error(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"}), None
         return None, principal
 
     def _room(self) -> Response | None:
         if self.draining:
+            self._refused("draining")
             return _error(503, "the server is shutting down: connect to another replica", {"Retry-After": "1"})
         if len(self.connections) >= self.limits.max_connections:
+            self._refused("max_connections")
             limit = self.limits.max_connections
             return _error(503, f"too many connections: this server holds at most {limit} (max_connections)")
         return None
 
-    def _new_connection(self, deliver: Callable[[dict[str, Any]], Any], principal: str | None) -> RemoteConnection:
+    def _new_connection(
+        self, deliver: Callable[[dict[str, Any]], Any], principal: str | None, kind: str, peer: str | None
+    ) -> RemoteConnection:
         conn = RemoteConnection(
             self._make_agent(),
             deliver,
             principal=principal,
             max_message_bytes=self.limits.max_message_bytes,
             max_sessions=self.limits.max_sessions_per_connection,
+            kind=kind,
+            peer=peer,
         )
         self.connections[conn.id] = conn
         conn.start()
@@ -222,7 +259,7 @@ class Endpoint:
                 gone = True
                 logger.debug("the client of a WebSocket connection left; dropping what is sent to it")
 
-        conn = self._new_connection(deliver, principal)
+        conn = self._new_connection(deliver, principal, "websocket", ws.client.host if ws.client else None)
 
         async def close(code: int, reason: str) -> None:
             with contextlib.suppress(RuntimeError, OSError):
@@ -327,7 +364,8 @@ class Endpoint:
         conn_id = request.headers.get(CONNECTION_HEADER)
         if conn_id is None:
             if message.get("method") == "initialize" and "id" in message:
-                return await self._initialize(body, message, principal)
+                peer = request.client.host if request.client else None
+                return await self._initialize(body, message, principal, peer)
             return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
         conn = self.connections.get(conn_id)
         if conn is None or conn.principal != principal or not isinstance(conn.sse, _SseOutbox):
@@ -342,7 +380,9 @@ class Endpoint:
         await conn.feed(body)
         return Response(status_code=202)
 
-    async def _initialize(self, body: bytes, message: dict[str, Any], principal: str | None) -> Response:
+    async def _initialize(
+        self, body: bytes, message: dict[str, Any], principal: str | None, peer: str | None
+    ) -> Response:
         room = self._room()
         if room is not None:
             return room
@@ -354,7 +394,7 @@ class Endpoint:
                 return
             await outbox.queue.put(b"event: message\ndata: " + _json(msg) + b"\n\n")
 
-        conn = self._new_connection(deliver, principal)
+        conn = self._new_connection(deliver, principal, "http", peer)
         conn.sse = outbox
 
         async def close(code: int, reason: str) -> None:
@@ -386,6 +426,7 @@ class Endpoint:
                     await self._close(conn, WS_IDLE, f"closed after {idle:g} s without traffic (idle_seconds)")
 
     async def _close(self, conn: RemoteConnection, code: int, reason: str) -> None:
+        conn.closing = reason
         self.connections.pop(conn.id, None)
         if conn.on_close is not None:
             await conn.on_close(code, reason)

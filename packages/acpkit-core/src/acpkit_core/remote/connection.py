@@ -18,9 +18,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
 
 import acp
+import pydantic_core
 
 from ..server import AcpAgent
 from ..server.transport import PREFIX_BYTES, BigRequests, Oversized, classify
+from ..telemetry.observer import connection_probe
 
 __all__ = ["Deliver", "FrameTransport", "RemoteConnection"]
 
@@ -31,6 +33,14 @@ Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 
 INBOX_FRAMES: Final = 64
 """Frames read ahead of the agent; past this the reader waits (back-pressure on the client)."""
+
+
+def _size(message: dict[str, Any]) -> int:
+    """Bytes of `message` as JSON (what the frame or event carries)."""
+    try:
+        return len(pydantic_core.to_json(message))
+    except pydantic_core.PydanticSerializationError:
+        return len(str(message))
 
 
 class FrameTransport:
@@ -108,6 +118,8 @@ class RemoteConnection:
         principal: str | None,
         max_message_bytes: int,
         max_sessions: int | None,
+        kind: str = "websocket",
+        peer: str | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         """The `Acp-Connection-Id`."""
@@ -117,7 +129,12 @@ class RemoteConnection:
         """Who authenticated it (`None` without tokens)."""
         agent.sessions.principal = principal
         agent.sessions.max_open_sessions = max_sessions
-        self.transport = FrameTransport(self._deliver, max_message_bytes=max_message_bytes)
+        self.probe = connection_probe(agent, kind, principal=principal, connection_id=self.id, peer=peer)
+        """Its telemetry (`kind` is `websocket` or `http`); `None` when telemetry is off."""
+        self.closing: str | None = None
+        """Why the server closed it (`None` while open, or when the client left)."""
+        deliver_one = self._deliver if self.probe is None else self._deliver_counted
+        self.transport = FrameTransport(deliver_one, max_message_bytes=max_message_bytes)
         self.last_active = time.monotonic()
         """When a frame last came or went (the idle limit counts from here)."""
         self.sse: Any = None
@@ -129,6 +146,13 @@ class RemoteConnection:
 
     async def _deliver(self, message: dict[str, Any]) -> None:
         self.last_active = time.monotonic()
+        await self._deliver_to(message)
+
+    async def _deliver_counted(self, message: dict[str, Any]) -> None:
+        """`_deliver`, counting the message (telemetry on)."""
+        assert self.probe is not None
+        self.last_active = time.monotonic()
+        self.probe.counts.note(message, _size(message))
         await self._deliver_to(message)
 
     def start(self) -> None:
@@ -143,6 +167,8 @@ class RemoteConnection:
             logger.exception("connection %s failed", self.id)
         finally:
             await self.agent.shutdown()
+            if self.probe is not None:
+                self.probe.close(self.closing)
 
     async def feed(self, frame: bytes) -> None:
         """One frame from the client."""

@@ -64,6 +64,11 @@ class ServeOptions:
     """On SIGTERM, how long running turns may go on before they are cancelled (and recorded)."""
     path: str = "/acp"
     """The endpoint's path."""
+    metrics_path: str | None = "/metrics"
+    """Where Prometheus scrapes the metrics, when the agent's `AgentOptions.telemetry` has metrics on
+    (`None`: not served)."""
+    metrics_public: bool = False
+    """Serve `metrics_path` without a token (by default it needs one, like `path`)."""
 
     def check(self) -> None:
         """Refuse a configuration that would expose the agent (raises [`UserError`][acpkit_core.errors.UserError])."""
@@ -77,6 +82,13 @@ class ServeOptions:
                 raise UserError(f"ServeOptions.{name} must be at least 1")
         if self.idle_seconds <= 0:
             raise UserError("ServeOptions.idle_seconds must be positive")
+        if self.metrics_path is not None and (
+            not self.metrics_path.startswith("/") or self.metrics_path in (self.path, "/healthz")
+        ):
+            raise UserError(
+                f"ServeOptions.metrics_path={self.metrics_path!r} must be a path starting with '/', "
+                f"other than {self.path!r} and '/healthz'"
+            )
 
 
 class SharedStore:
@@ -190,6 +202,11 @@ class RemoteServer:
         shared = SharedStore(self._store)
         self._agent_options = dataclasses.replace(agent.options, store=shared)
         limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
+        telemetry = agent.options.telemetry
+        self.telemetry = telemetry
+        """The agent's telemetry (shared by every connection), `None` when off."""
+        if telemetry is not None:
+            telemetry.observer()  # a missing extra or a wrong OTEL_* variable is said now
         self.endpoint = Endpoint(
             self._make_agent,
             tokens=self.options.tokens,
@@ -201,6 +218,9 @@ class RemoteServer:
                 idle_seconds=self.options.idle_seconds,
             ),
             path=self.options.path,
+            telemetry=telemetry,
+            metrics_path=self._metrics_path(),
+            metrics_public=self.options.metrics_public,
         )
         """The routes and the open connections."""
         config = uvicorn.Config(
@@ -223,6 +243,26 @@ class RemoteServer:
         self._task: asyncio.Task[None] | None = None
         self._stopping: asyncio.Task[None] | None = None
         self._stopped = False
+
+    def _metrics_path(self) -> str | None:
+        """Where `/metrics` is served: only with metrics on, and a meter provider of the telemetry's own."""
+        telemetry = self.telemetry
+        metered = telemetry is not None and telemetry.metrics and telemetry.otel_enabled
+        if not metered:
+            if self.options.metrics_public:
+                raise UserError(
+                    "ServeOptions.metrics_public needs metrics: give the agent AgentOptions.telemetry "
+                    "(acpkit serve --otel)"
+                )
+            return None
+        assert telemetry is not None
+        if telemetry.meter_provider is not None and self.options.metrics_path is not None:
+            logger.warning(
+                "%s is not served: the metrics go to the meter provider given to Telemetry (add your own reader)",
+                self.options.metrics_path,
+            )
+            return None
+        return self.options.metrics_path
 
     def _make_agent(self) -> AcpAgent:
         return type(self.agent)(self.agent.runner, self._agent_options)
@@ -272,6 +312,8 @@ class RemoteServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         await self._store.close()
+        if self.telemetry is not None:
+            await asyncio.to_thread(self.telemetry.flush)  # the last spans and metrics of this server
 
     async def wait(self) -> None:
         """Until the server has stopped."""

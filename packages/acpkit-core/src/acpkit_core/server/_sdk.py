@@ -90,15 +90,20 @@ def route_wire_prompt(conn: object, handler: object) -> bool:
 
 
 def wire_transport(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, max_message_bytes: int
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    *,
+    max_message_bytes: int,
+    sender: DirectSender | None = None,
 ) -> WireTransport | None:
     """Our transport over `reader` and `writer`, for an SDK connection that takes transport objects.
 
-    `None` when the installed SDK has no transport seam (`acp._transport`): the caller then serves
-    the streams the SDK's own way.
+    `sender` writes the messages (default: a [`DirectSender`][acpkit_core.server.transport.DirectSender]
+    on `writer`). `None` when the installed SDK has no transport seam (`acp._transport`): the
+    caller then serves the streams the SDK's own way.
     """
     try:
         importlib.import_module("acp._transport").Transport  # noqa: B018 - probing the SDK
     except (ImportError, AttributeError):
         return None
-    return WireTransport(reader, DirectSender(writer), max_message_bytes=max_message_bytes)
+    return WireTransport(reader, sender or DirectSender(writer), max_message_bytes=max_message_bytes)

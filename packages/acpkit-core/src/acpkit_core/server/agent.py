@@ -327,7 +327,7 @@ class AcpAgent:
         recorded.
         """
         await self.auth.require("session/prompt")
-        return await self.turns.prompt(session_id, prompt)
+        return await self.turns.prompt(session_id, prompt, kwargs)  # `_meta` keys: the client's trace context
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """`session/cancel`: end the running turn with `cancelled` (a notification; never an error)."""

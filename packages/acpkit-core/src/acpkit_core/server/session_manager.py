@@ -15,6 +15,8 @@ from ..errors import SessionBusyError, SessionNotFoundError
 from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
 from ..store import SessionStore, StoredSession, open_store
 from ..store.base import now_iso
+from ..telemetry.observer import store_timer
+from ..telemetry.store import timed_store
 from ..warmup import session_opened
 from .options import SessionOptions
 from .outbox import Outbox
@@ -51,7 +53,7 @@ class SessionManager:
     def store(self) -> SessionStore:
         """The session store (opened on first use)."""
         if self._store is None:
-            self._store = open_store(self.options.store)
+            self._store = timed_store(open_store(self.options.store), store_timer(self.options))
         return self._store
 
     async def stored(self, session_id: str) -> StoredSession:
@@ -81,6 +83,11 @@ class SessionManager:
         live.session.history = stored.session.history
         live.server = stored.server
         live.version = stored.version
+
+    def counts(self) -> tuple[int, int]:
+        """(open sessions, running turns); safe to call from a metrics reader's thread."""
+        lives = list(self._live.values())
+        return len(lives), sum(1 for live in lives if live.turn is not None)
 
     def running(self) -> list[LiveSession]:
         """The open sessions whose turn is running now."""

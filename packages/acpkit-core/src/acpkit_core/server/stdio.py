@@ -11,6 +11,7 @@ from typing import cast
 import acp
 
 from ..limits import MAX_MESSAGE_BYTES
+from ..telemetry.observer import connection_probe
 from ._sdk import wire_transport
 from .agent import AcpAgent
 from .process_io import protect_stdout, stdin_is_terminal, stdio_streams, terminal_notice
@@ -37,16 +38,24 @@ async def serve_streams(agent: AcpAgent, reader: asyncio.StreamReader, writer: a
     a line that is not valid JSON-RPC is answered with the JSON-RPC error and the agent serves on;
     a line over `AgentOptions.max_message_bytes` is refused without being kept in memory.
     """
+    probe = connection_probe(agent, "stdio")  # `None` when telemetry is off
     try:
         limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
+        sender = None
+        if probe is not None:
+            from ..telemetry.wire import MeteredSender
+
+            sender = MeteredSender(writer, probe.counts)
         # AcpAgent leaves out what it does not serve (so those methods answer -32601): cast, not subclass.
-        transport = wire_transport(reader, writer, max_message_bytes=limit)
+        transport = wire_transport(reader, writer, max_message_bytes=limit, sender=sender)
         if transport is None:  # an SDK without the transport seam: its own reader and sender
             await acp.run_agent(cast(acp.Agent, agent), writer, reader, use_unstable_protocol=True)
         else:
             await acp.run_agent(cast(acp.Agent, agent), transport, use_unstable_protocol=True)
     finally:
         await agent.shutdown()
+        if probe is not None:
+            probe.close()
 
 
 async def serve_stdio(agent: AcpAgent) -> None:

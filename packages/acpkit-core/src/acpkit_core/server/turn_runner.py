@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 from acp import RequestError
@@ -25,6 +25,7 @@ from ..errors import AcpKitError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
+from ..telemetry.observer import ConnectionProbe, TurnProbe, observer_of
 from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
@@ -63,15 +64,25 @@ class TurnRunner:
         validate_presentation(options.tool_presentation)
         self._tool_kinds = kind_overrides(options.tool_kinds, options.tool_presentation)
         self._owner = new_owner()
+        self.connection: ConnectionProbe | None = None
+        """The connection's telemetry probe (set by the transport when telemetry is on)."""
+        if options.telemetry is not None:
+            options.telemetry.observer()  # a missing extra or a wrong OTEL_* variable is said now, not mid-turn
 
-    async def prompt(self, session_id: str, blocks: Sequence[PromptBlock | dict[str, Any]]) -> PromptResponse:
+    async def prompt(
+        self,
+        session_id: str,
+        blocks: Sequence[PromptBlock | dict[str, Any]],
+        meta: Mapping[str, Any] | None = None,
+    ) -> PromptResponse:
         """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
 
         `blocks` are the wire JSON blocks (or the SDK's models, where the SDK validated them first);
         they are checked against the prompt size limit, then parsed, before anything runs or is stored.
         A turn whose runner raised is recorded, its tool calls closed, and then answered with
         [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603, or the code the error means)
-        carrying the one-line cause.
+        carrying the one-line cause. `meta` is the request's `_meta` (its W3C trace context is
+        continued by the turn's span when telemetry is on).
         """
         turn_started()  # the start-up warm-up begins no throwaway run beside a turn
         live = await self.sessions.live(session_id)
@@ -84,8 +95,10 @@ class TurnRunner:
         session = live.session
         session_options = self.sessions.session_options
         outbox = self.sessions.outbox
+        probe = self._probe(session_id, meta)
+        send = functools.partial(outbox.send, session_id)
         emitter = TurnEmitter(
-            functools.partial(outbox.send, session_id),
+            probe.sender(send) if probe is not None else send,
             coalesce_ms=self.options.coalesce_ms,
             context_window=session_options.context_window(session),
         )
@@ -94,7 +107,7 @@ class TurnRunner:
             prompt=parsed,
             emitter=emitter,
             client=self.sessions.client,
-            conn=outbox.conn,
+            conn=probe.client(outbox.conn) if probe is not None else outbox.conn,
             mode=session_options.mode(session),
             policy=self.options.permission_policy,
             remembered=live.remembered,
@@ -102,17 +115,35 @@ class TurnRunner:
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
         )
+        if probe is not None:
+            emitter.tool_calls.observer = probe
         live.turn = turn
         live.idle.clear()
         began = memory.turn_began()
         try:
             await first_stage_done()  # what the warm-up is building, the turn would build again beside it
-            return await self._run(live, turn, blocks)
+            if probe is None:
+                return await self._run(live, turn, blocks)
+            return await _observed(probe, self._run(live, turn, blocks))
         finally:
             live.turn = None
             live.reset_transcript = False
             live.idle.set()
             _release_after_big_turn(size, memory.turn_grew(began), session.history.unloaded)
+
+    def _probe(self, session_id: str, meta: Mapping[str, Any] | None) -> TurnProbe | None:
+        """The turn's telemetry probe; `None` (and no telemetry work) when telemetry is off."""
+        observer = observer_of(self.options)
+        if observer is None:
+            return None
+        return observer.turn(
+            session_id=session_id,
+            adapter=_adapter_name(self.runner),
+            agent=self.options.name,
+            principal=self.sessions.principal,
+            connection=self.connection,
+            meta=meta,
+        )
 
     def cancel(self, session_id: str) -> None:
         """End the session's running turn with `cancelled` (nothing when none runs)."""
@@ -140,6 +171,8 @@ class TurnRunner:
                 # Another process ran turns of this session meanwhile, or the runner did not keep the history.
                 await self.sessions.reload_state(live)
             if began.interrupted:
+                if (observer := observer_of(self.options)) is not None:
+                    observer.record_lease_takeover()
                 closing = interruption_updates(await store.transcript(session.id))
                 await store.append_transcript(session.id, closing)
             await emitter.user_message(blocks)
@@ -253,6 +286,31 @@ class TurnRunner:
         detail = display_line(lines[0], _CAUSE_LIMIT) if lines else ""
         cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
         return TurnFailed(cause, session_id=live.session.id, code=error_code(exc))
+
+
+async def _observed(probe: TurnProbe, work: Awaitable[PromptResponse]) -> PromptResponse:
+    """Run `work` with the turn's span current; then its metrics, span end and log line."""
+    stop: StopReason | None = None
+    usage = None
+    code: int | None = None
+    try:
+        with probe.current():
+            response = await work
+        stop, usage = response.stop_reason, response.usage
+        return response
+    except RequestError as exc:
+        code = exc.code
+        raise
+    except Exception:
+        code = -32603
+        raise
+    finally:
+        probe.end(stop_reason=stop, usage=usage, error_code=code)
+
+
+def _adapter_name(runner: Runner) -> str:
+    """The distribution-like name of the package a runner comes from (`pydantic-acp`, `langchain-acp`)."""
+    return type(runner).__module__.split(".")[0].replace("_", "-")
 
 
 def _release_after_big_turn(prompt_size: int, grown: bool, unloaded: bool) -> None:

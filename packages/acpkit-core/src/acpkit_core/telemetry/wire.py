@@ -1,0 +1,30 @@
+"""The stdio sender that counts what it writes (used only when telemetry is on)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..server.transport import DirectSender, encode_message
+from .observer import WireCounts
+
+__all__ = ["MeteredSender"]
+
+
+class MeteredSender(DirectSender):
+    """[`DirectSender`][acpkit_core.server.transport.DirectSender], adding each message's bytes to `counts`."""
+
+    def __init__(self, writer: asyncio.StreamWriter, counts: WireCounts) -> None:
+        super().__init__(writer)
+        self.counts = counts
+        """Where the messages, updates, bytes and error answers are counted."""
+
+    async def send(self, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
+        """Encode, count and write `payload`; wait only while the peer's buffer is full."""
+        if self._closed or self._writer.is_closing():
+            raise ConnectionError("Connection closed")
+        data = encode_message(payload)
+        self._writer.write(data)
+        self.counts.note(payload, len(data))
+        if self._writer.transport.get_write_buffer_size():
+            await self._writer.drain()
