@@ -230,7 +230,7 @@ class TurnEmitter:
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Announce a tool call (recorded in [`tool_calls`][acpkit_core.emitter.TurnEmitter.tool_calls])."""
-        if not self.tool_calls.observe(tool_call_id, status, title=title):
+        if not self.tool_calls.observe(tool_call_id, status, title=title, kind=kind):
             return
         await self.send_tool_call(
             tool_call_id,

@@ -478,7 +478,14 @@ class ToolCalls:
 
     # --- what a runner sends through the emitter directly -----------------------------------------
 
-    def observe(self, tool_call_id: str, status: ToolCallStatus | None, *, title: str | None = None) -> bool:
+    def observe(
+        self,
+        tool_call_id: str,
+        status: ToolCallStatus | None,
+        *,
+        title: str | None = None,
+        kind: ToolKind | None = None,
+    ) -> bool:
         """Record an update a runner sends with the emitter's own methods; False when its status goes backwards.
 
         A status after the call finished, or lower than the last one (`in_progress` after
@@ -487,7 +494,11 @@ class ToolCalls:
         record = self.calls.get(tool_call_id)
         if record is None:
             record = self.calls[tool_call_id] = ToolCallRecord(
-                id=tool_call_id, name=title or "tool", title=title or "", status=status or "pending"
+                id=tool_call_id,
+                name=title or "tool",
+                title=title or "",
+                status=status or "pending",
+                kind=kind or "other",
             )
             if self.observer is not None:
                 self.observer.tool_call_opened(record)

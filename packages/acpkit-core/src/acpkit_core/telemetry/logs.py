@@ -35,12 +35,15 @@ LOG_FORMATS: Final[tuple[LogFormat, ...]] = ("text", "json")
 
 _MASK = "[redacted]"
 _SECRETS: Final = (
+    (
+        re.compile(
+            r"(?i)\b(password|passwd|secret|token|api[_-]?key|authorization)(\"?\s*[=:]\s*\"?)"
+            r"((?:bearer|basic)\s+)?([^\s\"',;&}]+)"
+        ),
+        rf"\1\2\3{_MASK}",
+    ),
     (re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+"), rf"\1{_MASK}"),
     (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@\"']*:)[^\s@/\"']+@"), rf"\1{_MASK}@"),
-    (
-        re.compile(r"(?i)\b(password|passwd|secret|token|api[_-]?key|authorization)(\"?\s*[=:]\s*\"?)([^\s\"',;&}]+)"),
-        rf"\1\2{_MASK}",
-    ),
 )
 
 
