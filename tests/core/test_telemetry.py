@@ -347,7 +347,7 @@ async def test_one_log_line_per_turn_and_per_connection(caplog: pytest.LogCaptur
         with pytest.raises(Exception, match="boom"):
             await client.prompt("fail boom", session_id=sid)
     records = [r for r in caplog.records if r.name == ACCESS_LOGGER]
-    events = [r.acpkit for r in records]
+    events: list[dict[str, Any]] = [r.__dict__["acpkit"] for r in records]
     assert [e["event"] for e in events] == ["turn", "turn", "connection"]
     ok, failed, connection = events
     assert ok["session_id"] == sid and ok["stop_reason"] == "end_turn" and ok["error_code"] is None
