@@ -40,6 +40,26 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", help="agent name announced in initialize (agentInfo.name)")
 
 
+def _add_telemetry_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry traces and metrics, configured by the standard OTEL_* variables (default "
+        "exporter: otlp); needs the otel extra. ACP Kit agents only",
+    )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="one log line per connection and per turn (the acpkit.access logger), whatever --log-level says",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="stderr log lines as text or as one JSON object each (default: text)",
+    )
+
+
 _EXAMPLES = {
     "acpkit": """examples:
   acpkit run my_agent:agent                  serve an agent to an editor over stdio
@@ -75,6 +95,8 @@ Needs the terminal UI extra: acpkit-core[cli].""",
   acpkit serve my_agent:agent                          ws://127.0.0.1:8000/acp (and http://...)
   acpkit serve my_agent:agent --host 0.0.0.0 --token-file tokens.txt
   acpkit serve my_agent:agent --port 0                 any free port (printed on stderr)
+  acpkit serve my_agent:agent --otel --access-log --log-format json
+                                                       traces, metrics on /metrics, JSON log lines
 
 Listens on loopback unless --host says otherwise; beyond loopback it needs --token-file (or
 $ACPKIT_SERVE_TOKENS). SIGTERM drains: running turns get --shutdown-grace seconds. Needs the
@@ -182,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         help="largest prompt accepted, e.g. 32MiB (default: $ACPKIT_MAX_PROMPT_BYTES, else 16MiB)",
     )
+    _add_telemetry_options(run)
 
     chat = _subparser(
         sub,
@@ -250,6 +273,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=30.0,
         metavar="SECONDS",
         help="on SIGTERM, how long running turns may finish before they are cancelled (default: 30)",
+    )
+    _add_telemetry_options(serve)
+    serve.add_argument(
+        "--metrics-path",
+        metavar="PATH",
+        help="where Prometheus scrapes the metrics, with --otel (default: /metrics)",
+    )
+    serve.add_argument(
+        "--metrics-public",
+        action="store_true",
+        help="serve the metrics without a token (by default they need one, like /acp)",
     )
 
     bridge = _subparser(

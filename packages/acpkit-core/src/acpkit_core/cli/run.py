@@ -21,7 +21,14 @@ from typing import Any
 
 from .target import Resolved, TargetError, resolve_target
 
-__all__ = ["build_agent", "run_main"]
+__all__ = [
+    "agent_telemetry",
+    "build_agent",
+    "configure_cli_logging",
+    "run_main",
+    "telemetry_from_flags",
+    "telemetry_note",
+]
 
 log = logging.getLogger("acpkit.cli")
 
@@ -29,29 +36,58 @@ EXIT_TARGET = 2
 """Exit code when the target cannot be imported or served."""
 
 
-def _configure_logging(level: str) -> None:
-    fmt = "acpkit %(levelname)s %(name)s: %(message)s"
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING), format=fmt)
+def configure_cli_logging(args: argparse.Namespace, text_format: str) -> None:
+    """stderr logging as `--log-level`, `--log-format` and `--access-log` say (secrets masked)."""
+    from acpkit_core.telemetry.logs import configure_logging
+
+    configure_logging(
+        args.log_level,
+        fmt=getattr(args, "log_format", "text"),
+        access=getattr(args, "access_log", False),
+        text_format=text_format,
+    )
+
+
+def telemetry_from_flags(args: argparse.Namespace) -> Any:
+    """The `Telemetry` `--otel` / `--access-log` ask for, `None` without them."""
+    otel: bool = getattr(args, "otel", False)
+    access: bool = getattr(args, "access_log", False)
+    if not otel and not access:
+        return None
+    from acpkit_core.telemetry import Telemetry
+
+    return Telemetry(traces=otel, metrics=otel, logs=access)
 
 
 def build_agent(
-    resolved: Resolved, *, name: str | None, store: str | None, limits: Mapping[str, int] | None = None
+    resolved: Resolved,
+    *,
+    name: str | None,
+    store: str | None,
+    limits: Mapping[str, int] | None = None,
+    telemetry: Any = None,
 ) -> Any:
     """The ACP agent object serving `resolved` (a ready ACP agent is served as it is).
 
-    `limits` (`max_message_bytes`, `max_prompt_bytes`) apply to a ready ACP Kit agent too.
+    `limits` (`max_message_bytes`, `max_prompt_bytes`) apply to a ready ACP Kit agent too, and so
+    does `telemetry` when the agent has none of its own.
     """
     limits = dict(limits or {})
     if resolved.adapter is None:
-        options: object = getattr(resolved.obj, "options", None)
+        options: Any = getattr(resolved.obj, "options", None)
         for field, value in limits.items():
             if hasattr(options, field):
                 setattr(options, field, value)
+        if telemetry is not None and hasattr(options, "telemetry") and options.telemetry is None:
+            options.telemetry = telemetry
         return resolved.obj
     from acpkit_core.config import AgentOptions
 
     options = AgentOptions(
-        store=store, max_message_bytes=limits.get("max_message_bytes"), max_prompt_bytes=limits.get("max_prompt_bytes")
+        store=store,
+        max_message_bytes=limits.get("max_message_bytes"),
+        max_prompt_bytes=limits.get("max_prompt_bytes"),
+        telemetry=telemetry,
     )
     if name:
         options.name = name
@@ -107,7 +143,7 @@ async def _serve(agent: Any) -> None:
 
 def run_main(args: argparse.Namespace) -> int:
     """Run `acpkit run` with parsed arguments; returns the exit code."""
-    _configure_logging(args.log_level)
+    configure_cli_logging(args, "acpkit %(levelname)s %(name)s: %(message)s")
     cwd = Path(args.cwd).resolve() if args.cwd else Path.cwd()
     if args.cwd:
         try:
@@ -129,7 +165,11 @@ def run_main(args: argparse.Namespace) -> int:
         print(f"acpkit run: {exc}", file=sys.stderr)
         return EXIT_TARGET
     try:
-        agent = build_agent(resolved, name=args.name, store=args.store, limits=limits)
+        telemetry = telemetry_from_flags(args)
+        agent = build_agent(resolved, name=args.name, store=args.store, limits=limits, telemetry=telemetry)
+        serving = agent_telemetry(agent)
+        if serving is not None:
+            serving.observer()  # the otel extra and the OTEL_* exporters, checked before serving
     except Exception as exc:  # building the agent failed: the developer's configuration is wrong
         log.debug("building the agent failed", exc_info=exc)
         print(f"acpkit run: cannot serve {resolved.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -141,6 +181,9 @@ def run_main(args: argparse.Namespace) -> int:
     if limits and not hasattr(getattr(agent, "options", None), "max_message_bytes"):
         note = "--max-message-bytes and --max-prompt-bytes apply to ACP Kit agents only; this one is served as built"
         print(f"acpkit run: {note}", file=sys.stderr)
+    unused = telemetry_note(agent, telemetry)
+    if unused:
+        print(f"acpkit run: {unused}", file=sys.stderr)
     if _stdin_is_terminal():
         print(f"acpkit run: {_terminal_notice(resolved.name, args.target)}", file=sys.stderr)
         return 0
@@ -148,4 +191,24 @@ def run_main(args: argparse.Namespace) -> int:
         asyncio.run(_serve(agent))
     except KeyboardInterrupt:
         return 130
+    finally:
+        if serving is not None:
+            serving.shutdown()  # the last spans and metrics
     return 0
+
+
+def agent_telemetry(agent: Any) -> Any:
+    """The `Telemetry` an ACP Kit agent serves with (`None` for none, or for another kind of agent)."""
+    return getattr(getattr(agent, "options", None), "telemetry", None)
+
+
+def telemetry_note(agent: Any, telemetry: Any) -> str | None:
+    """What to say when `--otel` / `--access-log` cannot apply as given."""
+    if telemetry is None:
+        return None
+    own = agent_telemetry(agent)
+    if not hasattr(getattr(agent, "options", None), "telemetry"):
+        return "--otel and --access-log apply to ACP Kit agents only; this one is served as built"
+    if own is not telemetry:
+        return "the agent has its own AgentOptions.telemetry: --otel and --access-log are not used"
+    return None

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from .run import EXIT_TARGET, build_agent
+from .run import EXIT_TARGET, agent_telemetry, build_agent, configure_cli_logging, telemetry_from_flags, telemetry_note
 from .target import TargetError, resolve_target
 
 __all__ = ["serve_main"]
@@ -41,11 +41,7 @@ def missing_extra(command: str, exc: ModuleNotFoundError) -> int:
 
 def serve_main(args: argparse.Namespace) -> int:
     """Run `acpkit serve` with parsed arguments; returns the exit code."""
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, args.log_level, logging.WARNING),
-        format="acpkit %(levelname)s: %(message)s",
-    )
+    configure_cli_logging(args, "acpkit %(levelname)s: %(message)s")
     try:
         from ..remote import ServeOptions, Tokens
         from ..server import AcpAgent
@@ -68,10 +64,18 @@ def serve_main(args: argparse.Namespace) -> int:
             max_sessions_per_connection=args.max_sessions,
             idle_seconds=args.idle_timeout,
             shutdown_grace_seconds=args.shutdown_grace,
+            metrics_path=args.metrics_path or "/metrics",
+            metrics_public=args.metrics_public,
         )
         options.check()
         resolved = resolve_target(args.target, cwd=cwd)
-        agent = build_agent(resolved, name=args.name, store=args.store)
+        telemetry = telemetry_from_flags(args)
+        agent = build_agent(resolved, name=args.name, store=args.store, telemetry=telemetry)
+        note = telemetry_note(agent, telemetry)
+        if note:
+            print(f"acpkit serve: {note}", file=sys.stderr)
+        if (args.metrics_path or args.metrics_public) and not _metered(agent):
+            raise UserError("--metrics-path and --metrics-public need --otel (metrics on)")
     except (UserError, TargetError) as exc:
         print(f"acpkit serve: {exc}", file=sys.stderr)
         return EXIT_TARGET
@@ -87,6 +91,11 @@ def serve_main(args: argparse.Namespace) -> int:
         )
         return EXIT_TARGET
     return asyncio.run(_serve(agent, options, resolved.name))
+
+
+def _metered(agent: object) -> bool:
+    telemetry = agent_telemetry(agent)
+    return telemetry is not None and bool(telemetry.metrics)
 
 
 async def _serve(agent: object, options: object, name: str) -> int:
@@ -105,5 +114,7 @@ async def _serve(agent: object, options: object, name: str) -> int:
     print(f"acpkit serve: serving {name} on {server.url} (Streamable HTTP: {http})", file=sys.stderr, flush=True)
     async with serve_signals(server):
         await server.wait()
+    if server.telemetry is not None:
+        await asyncio.to_thread(server.telemetry.shutdown)  # the last spans and metrics
     print("acpkit serve: stopped", file=sys.stderr, flush=True)
     return 0
