@@ -205,8 +205,9 @@ class RemoteServer:
         telemetry = agent.options.telemetry
         self.telemetry = telemetry
         """The agent's telemetry (shared by every connection), `None` when off."""
-        if telemetry is not None:
-            telemetry.observer()  # a missing extra or a wrong OTEL_* variable is said now
+        observer = telemetry.observer() if telemetry is not None else None  # a missing extra is said now
+        if observer is not None:
+            observer.declare("websocket", "http")
         self.endpoint = Endpoint(
             self._make_agent,
             tokens=self.options.tokens,

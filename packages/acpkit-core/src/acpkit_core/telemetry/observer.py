@@ -165,6 +165,11 @@ class Observer:
 
     # --- connections ----------------------------------------------------------------------------
 
+    def declare(self, *transports: str) -> None:
+        """Report these transports from the start (their gauges at 0 before a first connection)."""
+        with self._lock:
+            self._transports.update(transports)
+
     def connection(
         self,
         transport: str,
