@@ -56,9 +56,7 @@ def spans() -> Iterator[tuple[InMemorySpanExporter, Telemetry]]:
 
 
 @pytest.fixture
-async def traced_server(
-    tmp_path: Path, spans: tuple[InMemorySpanExporter, Telemetry]
-) -> AsyncGenerator[RemoteServer]:
+async def traced_server(tmp_path: Path, spans: tuple[InMemorySpanExporter, Telemetry]) -> AsyncGenerator[RemoteServer]:
     agent = AcpAgent(
         ScriptedRunner(), AgentOptions(store=SqliteStore(tmp_path / "sessions.sqlite3"), telemetry=spans[1])
     )
@@ -247,7 +245,7 @@ async def test_the_metrics_endpoint_can_be_public_and_moved(tmp_path: Path) -> N
     async with replica(str(tmp_path / "sessions.sqlite3"), args=args, env=env) as served:
         public = await _scrape(served, path="/internal/metrics")
         assert public.status_code == 200
-        assert 'target_info{' in public.text and 'service_name="agents-eu"' in public.text
+        assert "target_info{" in public.text and 'service_name="agents-eu"' in public.text
         assert (await _scrape(served, _auth())).status_code == 404  # not at /metrics any more
 
 
