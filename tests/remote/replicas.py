@@ -42,15 +42,20 @@ async def _read_stderr(process: asyncio.subprocess.Process, into: bytearray, rea
 
 @contextlib.asynccontextmanager
 async def replica(
-    store: str, *, args: Sequence[str] = (), env: dict[str, str] | None = None, timeout: float = 90
+    store: str,
+    *,
+    args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    timeout: float = 90,
+    target: str | Path = TARGET,
 ) -> AsyncGenerator[Replica]:
-    """`acpkit serve` of the replica target on `store`; killed (if still running) on exit."""
+    """`acpkit serve` of the replica target (or `target`) on `store`; killed (if still running) on exit."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "acpkit_core.cli",
         "serve",
-        str(TARGET),
+        str(target),
         "--port",
         "0",
         *args,

@@ -259,3 +259,35 @@ def test_metrics_flags_need_otel(tmp_path: Path) -> None:
     )
     assert run.returncode == 2
     assert "--metrics-path and --metrics-public need --otel" in run.stderr
+
+
+# --- LangChain's own tracing, over a real `acpkit serve --otel` ---------------------------------------
+
+LANGCHAIN_GRAPH = Path(__file__).parents[1] / "e2e" / "agents" / "otel_langchain_graph.py"
+
+
+async def test_langchain_runs_nest_under_the_turn_over_a_real_serve(tmp_path: Path) -> None:
+    """`LANGSMITH_TRACING=true LANGSMITH_TRACING_MODE=otel`: LangChain traces itself into the same trace."""
+    from otlp_receiver import OtlpReceiver
+
+    with OtlpReceiver() as receiver:
+        env = {**receiver.env("lc-agents"), "LANGSMITH_TRACING": "true", "LANGSMITH_TRACING_MODE": "otel"}
+        async with replica(
+            str(tmp_path / "sessions.sqlite3"), args=["--otel"], env=env, target=f"{LANGCHAIN_GRAPH}:graph"
+        ) as served:
+            async with AcpTestClient.connect_url(served.url) as client:
+                await client.initialize()
+                sid = await client.new_session()
+                result = await client.prompt("find my notes", session_id=sid, meta={"traceparent": TRACEPARENT})
+                assert result.stop_reason == "end_turn" and result.text == "found it"
+            (turn,) = receiver.wait_for("session/prompt")
+            (graph,) = receiver.wait_for("LangGraph")
+            receiver.wait_for("lookup")
+        spans = list(receiver.spans)
+    assert turn.trace_id == TRACE_ID and turn.attributes["acp.transport"] == "websocket"
+    assert turn.attributes["acp.adapter"] == "langchain-acp" and turn.service == "lc-agents"
+    assert graph.parent_id == turn.span_id and graph.trace_id == TRACE_ID
+    langchain = [s for s in spans if s.scope.startswith("langsmith")]
+    assert {"model", "tools", "lookup"} <= {s.name for s in langchain}
+    assert all(s.trace_id == TRACE_ID for s in langchain)
+    assert [s.name for s in langchain].count("LangGraph") == 1  # the start-up warm-up's throwaway run is not traced

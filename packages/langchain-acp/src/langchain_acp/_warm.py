@@ -44,6 +44,7 @@ async def _run() -> None:
     from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
     from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
     from langgraph.checkpoint.memory import InMemorySaver
+    from langsmith.run_helpers import tracing_context  # pyright: ignore[reportUnknownVariableType]
 
     from ._callbacks import AcpCallbackHandler
 
@@ -74,12 +75,14 @@ async def _run() -> None:
     graph: Any = create_agent(WarmUpModel(), tools=[], checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownVariableType]
     handler = AcpCallbackHandler(stream_tokens=False)
     config: Any = {"configurable": {"thread_id": "warm-up"}, "callbacks": handler.handlers()}
-    stream: Any = graph.astream(
-        {"messages": [HumanMessage(content="warm up")]},
-        config,
-        stream_mode=["messages", "updates"],
-        subgraphs=True,
-        durability="exit",
-    )
-    async for _ in stream:
-        pass
+    # Never traced: with LangSmith tracing on (LANGSMITH_TRACING), it would record a run nobody made.
+    with tracing_context(enabled=False):
+        stream: Any = graph.astream(
+            {"messages": [HumanMessage(content="warm up")]},
+            config,
+            stream_mode=["messages", "updates"],
+            subgraphs=True,
+            durability="exit",
+        )
+        async for _ in stream:
+            pass
