@@ -112,7 +112,7 @@ Call = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 async def measure(pid: int, call: Call, chunks: int, turns: int) -> Figures:
     await call({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
-    new = {"cwd": tempfile.gettempdir(), "mcpServers": []}
+    new: dict[str, Any] = {"cwd": tempfile.gettempdir(), "mcpServers": []}
     sid = (await call({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": new}))["result"]["sessionId"]
     ids = iter(range(2, 10**9))
 
@@ -224,7 +224,7 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--chunks", type=int, default=20000)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
