@@ -33,6 +33,8 @@ def field_docs(cls: type) -> list[tuple[str, str, str]]:
         for node, after in zip(body, [*body[1:], None], strict=True):
             if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
                 continue
+            if node.target.id.startswith("_"):  # private state, not an option
+                continue
             doc = ""
             if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
                 doc = " ".join(str(after.value.value).split())

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from .server import AcpAgent, run_stdio, serve_stdio
     from .stop import stop_reason_from_finish
     from .store import MemoryStore, SessionStore, SqliteStore, default_store_path
+    from .telemetry import Telemetry
     from .thinking import THINKING_LEVELS, THINKING_OPTION, ThinkingLevel, thinking_level, thinking_option
     from .tools import classify_tool, diff_content, tool_locations, tool_title
 
@@ -134,6 +135,7 @@ __all__ = [
     "SseMcpServer",
     "StdioMcpServer",
     "StopReason",
+    "Telemetry",
     "Text",
     "ThinkingLevel",
     "ToolInfo",
@@ -236,6 +238,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(["AcpAgent", "run_stdio", "serve_stdio"], "server"),
     **dict.fromkeys(["stop_reason_from_finish"], "stop"),
     **dict.fromkeys(["MemoryStore", "SessionStore", "SqliteStore", "default_store_path"], "store"),
+    **dict.fromkeys(["Telemetry"], "telemetry"),
     **dict.fromkeys(
         ["THINKING_LEVELS", "THINKING_OPTION", "ThinkingLevel", "thinking_level", "thinking_option"], "thinking"
     ),

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter
 from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
@@ -135,7 +136,10 @@ def _meter_provider(
     reader = InMemoryMetricReader()
     readers: list[MetricReader] = [reader]
     readers += [PeriodicExportingMetricReader(exporter) for exporter in _exporters("metrics")]
-    provider = SdkMeterProvider(metric_readers=readers, resource=_resource())
+    # No exemplars unless asked for (`OTEL_METRICS_EXEMPLAR_FILTER`): the text format does not carry
+    # them, and offering each measurement to a reservoir is most of what a measurement costs.
+    chosen = None if os.environ.get("OTEL_METRICS_EXEMPLAR_FILTER") else AlwaysOffExemplarFilter()
+    provider = SdkMeterProvider(metric_readers=readers, resource=_resource(), exemplar_filter=chosen)
     return provider, provider, reader
 
 
