@@ -29,6 +29,7 @@ from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.presentation import shell_tool
 from acpkit_core.runner import StopReason, Turn
 from acpkit_core.store import MemoryStore
+from acpkit_core.telemetry import Telemetry
 from langgraph.graph import END, START, MessagesState, StateGraph
 from pydantic_ai import Agent
 from pydantic_ai.models.test import TestModel
@@ -72,6 +73,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "max_message_bytes": (1 << 20, lambda v: v),
     "max_prompt_bytes": (1 << 19, lambda v: v),
     "auth": (Authentication(methods=[EnvVarMethod(id="k", name="Key", vars=["ACME_API_KEY"])]), lambda v: v),
+    "telemetry": (Telemetry(traces=False, metrics=False), lambda v: v),
 }
 
 

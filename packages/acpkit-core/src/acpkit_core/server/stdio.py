@@ -55,7 +55,7 @@ async def serve_streams(agent: AcpAgent, reader: asyncio.StreamReader, writer: a
     finally:
         await agent.shutdown()
         if probe is not None:
-            probe.close()
+            probe.close()  # its totals and its log line
 
 
 async def serve_stdio(agent: AcpAgent) -> None:

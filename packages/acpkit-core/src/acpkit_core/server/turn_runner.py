@@ -305,7 +305,10 @@ async def _observed(probe: TurnProbe, work: Awaitable[PromptResponse]) -> Prompt
         code = -32603
         raise
     finally:
-        probe.end(stop_reason=stop, usage=usage, error_code=code)
+        try:
+            probe.end(stop_reason=stop, usage=usage, error_code=code)
+        except Exception:  # telemetry never decides a turn's answer
+            logger.exception("the turn's telemetry failed")
 
 
 def _adapter_name(runner: Runner) -> str:
