@@ -376,3 +376,14 @@ def test_secrets_are_masked_in_log_lines() -> None:
     assert redact("input_tokens=10 output_tokens=5") == "input_tokens=10 output_tokens=5"
     record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed for %s", ("Bearer tok-123",), None)
     assert "tok-123" not in JsonFormatter().format(record)
+
+
+async def test_client_files_and_terminals_work_in_a_traced_turn(otel: Otel) -> None:
+    """The turn's client connection is wrapped for the questions' spans; everything else passes through."""
+    async with AcpTestClient.connect(_agent(otel.telemetry)) as client:
+        await client.initialize()
+        sid = await client.new_session()
+        (client.root / "notes.txt").write_text("from the editor")
+        result = await client.prompt(f"read {client.root / 'notes.txt'}\nrun echo traced", session_id=sid)
+    assert result.text == "from the editorexit 0: traced"
+    assert [m for m, _ in client.requests][:1] == ["fs/read_text_file"]
