@@ -52,7 +52,7 @@ from langgraph.errors import GraphBubbleUp
 
 from ._context import Binding, StaticClassifier, current_binding
 from ._events import message_parts
-from ._gate import AcpToolGate
+from ._gate import AcpModelGate, AcpToolGate
 from ._threads import ThreadToolTwin, running_loop
 from ._tools import finish_call
 
@@ -232,13 +232,15 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self._message_runs: set[UUID] = set()
         self._thread_events = ThreadToolEvents(self)
         self._gate = AcpToolGate(lambda: self.binding, resolve=self._event_binding)
+        self._model_gate = AcpModelGate(lambda: self.binding, resolve=self._event_binding)
         self._twin_registered = False
 
     def handlers(self) -> list[BaseCallbackHandler]:
-        """The permission gate, this handler, and its twin for tools LangChain runs synchronously in worker threads.
+        """The gates, this handler, and its twin for tools LangChain runs synchronously in worker threads.
 
-        The gate (`AcpToolGate`, in `langchain_acp._gate`) refuses, before the tool body
-        runs, a call the session's policy or mode does not allow or the user rejected.
+        The tool gate (`AcpToolGate`, in `langchain_acp._gate`) refuses, before the tool body
+        runs, a call the session's policy or mode does not allow or the user rejected. The model
+        gate (`AcpModelGate`) stops the run at its next model call once the turn is cancelled.
 
         A sync `@tool` runs `invoke` in a thread, where LangChain would run each of this handler's
         coroutines in a new event loop of its own (about a millisecond per event). Pass
@@ -246,7 +248,8 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         instead. `callbacks=[handler]` alone still works, only slower with sync tools.
         """
         self._twin_registered = True
-        return [self._gate, self._gate.thread_twin(), self, self._thread_events]
+        model_gate = self._model_gate
+        return [model_gate.thread_twin(), model_gate, self._gate, self._gate.thread_twin(), self, self._thread_events]
 
     @property
     def ignore_agent(self) -> bool:

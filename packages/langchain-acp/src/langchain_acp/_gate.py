@@ -15,6 +15,11 @@ through the turn); this module only hooks LangChain's tool execution to them, in
 
 A call is asked about once: the gate keeps the answer per tool call id, so the ACP middleware, a
 human-in-the-loop interrupt, the tool node and the callback never ask twice.
+
+[`AcpModelGate`][langchain_acp._gate.AcpModelGate] does for model calls what the tool gate does for
+tools: once the turn is cancelled, the run's next model call (in any node, subgraph or subagent)
+stops the run before the model is asked anything, so a cancelled turn never pays for another
+model request, even when a tool ignored the cancellation and the graph went on.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from uuid import UUID
 
 from acpkit_core.permissions import EditHook
 from acpkit_core.runner import PermissionDecision
-from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException
 from langgraph.prebuilt import ToolNode
@@ -40,8 +45,10 @@ from ._history import NOT_RUN_TEXT
 from ._threads import ThreadToolTwin, ToolEventsOnly, running_loop
 
 __all__ = [
+    "AcpModelGate",
     "AcpToolGate",
     "RunResolver",
+    "ThreadModelGate",
     "ThreadToolGate",
     "ToolCallRefused",
     "authorize",
@@ -233,3 +240,140 @@ class ThreadToolGate(ThreadToolTwin):
             return coro  # nowhere to forward: LangChain runs it in a loop of its own
         asyncio.run_coroutine_threadsafe(coro, loop).result()
         return None
+
+
+class AcpModelGate(AsyncCallbackHandler):
+    """Stops the run at its next model call once the turn is cancelled: the model is not called.
+
+    It raises `asyncio.CancelledError` from the model's start callback, which no tool's or
+    middleware's error handling takes for a failure to recover from: the run ends as if its task
+    had been cancelled, and the turn ends `cancelled`. It runs with the handlers LangChain gathers
+    after its inline ones (so none of theirs is left unawaited); its
+    [`thread_twin`][langchain_acp._gate.AcpModelGate.thread_twin] decides for a model called in a
+    worker thread (a sync node).
+    """
+
+    run_inline = False
+    raise_error = True
+
+    def __init__(
+        self, binding: Callable[[], Binding | None] = current_binding.get, *, resolve: RunResolver | None = None
+    ) -> None:
+        """Watch the turn of the binding `binding()` returns (or `resolve(...)` finds for each run)."""
+        self.binding = binding
+        """Returns the binding whose turn is watched."""
+        self.resolve = resolve
+        """Finds the binding of one model run, when the runs of several sessions pass here."""
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Not for tool events."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not for retriever events."""
+        return True
+
+    @property
+    def ignore_llm(self) -> bool:
+        """Model events where an event loop runs are ours; those of a worker thread are the twin's."""
+        return running_loop() is None
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """As `ignore_llm`."""
+        return running_loop() is None
+
+    def thread_twin(self) -> ThreadModelGate:
+        """The twin that stops model calls made in worker threads."""
+        return ThreadModelGate(self)
+
+    def check(self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None) -> None:
+        """Raise `asyncio.CancelledError` when the run's turn is cancelled."""
+        binding = self.resolve(run_id, parent_run_id, metadata) if self.resolve is not None else self.binding()
+        if binding is not None and binding.gate.cancelled:
+            raise asyncio.CancelledError("the turn was cancelled: no more model calls")
+
+    async def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Refuse the model call of a cancelled turn."""
+        self.check(run_id, parent_run_id, metadata)
+
+    async def on_llm_start(
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Refuse the (completion) model call of a cancelled turn."""
+        self.check(run_id, parent_run_id, metadata)
+
+
+class ThreadModelGate(BaseCallbackHandler):
+    """The synchronous twin of [`AcpModelGate`][langchain_acp._gate.AcpModelGate], for model calls in worker threads.
+
+    Put first among the run's handlers, it raises before any other handler made a coroutine
+    that would then never run.
+    """
+
+    run_inline = True
+    raise_error = True
+
+    def __init__(self, owner: AcpModelGate) -> None:
+        """Decide as `owner` does."""
+        self._owner = owner
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Not for tool events."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not for retriever events."""
+        return True
+
+    @property
+    def ignore_llm(self) -> bool:
+        """Model events where an event loop runs belong to the async owner."""
+        return running_loop() is not None
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """As `ignore_llm`."""
+        return running_loop() is not None
+
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        """Refuse the model call of a cancelled turn."""
+        self._owner.check(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))
+
+    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any) -> None:
+        """Refuse the (completion) model call of a cancelled turn."""
+        self._owner.check(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))
