@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from acpkit_core.testing import AcpTestClient
@@ -57,13 +57,15 @@ async def test_no_model_call_after_a_cancel(shape: str, tool: str, tmp_path: Pat
     answers = ["cancel_turn"] if tool == "delete_file" else []  # the user stops the turn at the question
     async with CancellingClient.spawn(
         sys.executable, str(AGENT), shape, tool, env={"MODEL_CALLS": str(calls)}, permission_answers=answers
-    ) as c:
+    ) as spawned:
+        c = cast(CancellingClient, spawned)
         c.calls_file = calls
         c.cancel_at = None if tool == "delete_file" else "c1"
         await c.initialize()
         sid = await c.new_session()
         r = await c.prompt("go", session_id=sid)
-        before = c.calls_at_cancel if tool != "delete_file" else model_calls(calls)
+        before = model_calls(calls) if tool == "delete_file" else c.calls_at_cancel
+        assert before is not None, "the call was never seen running"
         answered = len(c.updates[sid])
         await asyncio.sleep(2.5)  # past the end of a tool that ignored the cancellation
         after = model_calls(calls)

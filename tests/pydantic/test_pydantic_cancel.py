@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from acpkit_core.testing import AcpTestClient
@@ -40,7 +40,8 @@ async def test_no_model_request_after_a_cancel(tool: str, tmp_path: Path) -> Non
     answers = ["cancel_turn"] if tool == "delete_file" else []
     async with CancellingClient.spawn(
         sys.executable, str(AGENT), tool, env={"MODEL_CALLS": str(calls)}, permission_answers=answers
-    ) as c:
+    ) as spawned:
+        c = cast(CancellingClient, spawned)
         c.calls_file = calls
         await c.initialize()
         sid = await c.new_session()

@@ -26,6 +26,7 @@ the answer given for each tool call id, and gives up the question when the turn 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ from .runner import PermissionDecision
 
 if TYPE_CHECKING:
     from .config import Mode
+
+logger = logging.getLogger("acpkit_core.permissions")
 
 __all__ = [
     "Decision",
@@ -344,6 +347,10 @@ class PermissionGate:
     While a question is open, [`cancel`][acpkit_core.permissions.PermissionGate.cancel] (a
     `session/cancel`) gives it up at once with the outcome `cancelled`; a `cancelled` answer from
     the client cancels the gate too.
+
+    An answer the gate cannot read (a JSON-RPC error, a result that is not a permission outcome)
+    is a refusal: the call does not run, the turn goes on, and one line on stderr says why. A
+    connection that closes while the question is open cancels the gate: nobody is left to answer.
     """
 
     def __init__(
@@ -465,15 +472,49 @@ class PermissionGate:
             tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input
         )
         ask = asyncio.ensure_future(self._asker(tool_call, options))
+        ask.add_done_callback(_read)  # read below, or (given up, this task stopping) by no one
         cancelled = asyncio.ensure_future(self._cancel.wait())
         try:
             await asyncio.wait({ask, cancelled}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             cancelled.cancel()
-        if not ask.done():
-            ask.cancel()
+            if not ask.done():  # given up (a cancel), or this task is stopping: nobody waits for the answer
+                ask.cancel()
+        if ask.cancelled():
             return PermissionDecision(outcome="cancelled")
-        decision = decision_from_response(ask.result(), options)
+        error = ask.exception()
+        response = ask.result() if error is None else None
+        if isinstance(error, ConnectionError):
+            logger.warning("the client went away while asked about %s (%s): the turn stops", tool_name, tool_call_id)
+            self.cancel()
+            return PermissionDecision(outcome="cancelled")
+        if not isinstance(response, RequestPermissionResponse):
+            why = _unreadable(error) if error is not None else f"a {type(response).__name__} result"
+            logger.warning(
+                "the client's answer about %s (%s) could not be read (%s): the call is refused",
+                tool_name,
+                tool_call_id,
+                why,
+            )
+            return PermissionDecision(outcome="reject")
+        decision = decision_from_response(response, options)
         if decision.outcome == "cancelled":
             self.cancel()
         return decision
+
+
+def _read(future: asyncio.Future[Any]) -> None:
+    """Mark a question's outcome read: an answer that failed after the question was given up (the
+    connection closed while the turn stopped) is of no interest, and is no "never retrieved" traceback."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _unreadable(error: BaseException) -> str:
+    """One line saying why an answer could not be read."""
+    code = getattr(error, "code", None)
+    lines = str(error).strip().splitlines()
+    first = lines[0][:200] if lines else ""
+    if isinstance(code, int):
+        return f"JSON-RPC error {code}: {first}" if first else f"JSON-RPC error {code}"
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__

@@ -222,8 +222,9 @@ class TurnRunner:
         cancelled = asyncio.ensure_future(turn.wait_cancelled())
         try:
             await asyncio.wait({task, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the server is stopping (the client went away): stop the runner too
             task.cancel()
+            task.add_done_callback(_ended_unread)
             raise
         finally:
             cancelled.cancel()
@@ -232,7 +233,10 @@ class TurnRunner:
             if not done:
                 task.cancel()
                 await asyncio.wait({task}, timeout=1.0)
-        if not task.done() or task.cancelled():
+        if not task.done():
+            task.add_done_callback(_ended_unread)  # it still runs (a tool ignores cancellation): no one waits
+            return "cancelled"
+        if task.cancelled():
             return "cancelled"
         exc = task.exception()
         if exc is not None:
@@ -253,6 +257,18 @@ class TurnRunner:
         detail = display_line(lines[0], _CAUSE_LIMIT) if lines else ""
         cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
         return TurnFailed(cause, session_id=live.session.id, code=error_code(exc))
+
+
+def _ended_unread(task: asyncio.Future[Any]) -> None:
+    """The end of a runner nobody waits for any more: what it raised is logged in one line, not as a
+    "never retrieved" traceback (it typically fails to send updates to a client that is gone)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        logger.info(
+            "a stopped turn's runner ended with %s: %s", type(exc).__name__, display_line(str(exc), _CAUSE_LIMIT)
+        )
 
 
 def _release_after_big_turn(prompt_size: int, grown: bool, unloaded: bool) -> None:
