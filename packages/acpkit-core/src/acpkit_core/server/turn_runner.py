@@ -21,14 +21,14 @@ from acp.schema import (
 
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
-from ..errors import AcpKitError, SessionBusyError, error_code
+from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
 from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
-from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_title
+from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_size, prompt_title
 from .commands import match_command
 from .recording import TurnRecorder, interruption_updates, new_owner
 from .session_manager import SessionManager
@@ -68,7 +68,8 @@ class TurnRunner:
         """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
 
         `blocks` are the wire JSON blocks (or the SDK's models, where the SDK validated them first);
-        they are checked against the prompt size limit, then parsed, before anything runs or is stored.
+        they are checked against the prompt size limit, then parsed, before anything runs or is stored
+        (a big prompt refused there gives its memory back as a big turn does).
         A turn whose runner raised is recorded, its tool calls closed, and then answered with
         [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603, or the code the error means)
         carrying the one-line cause.
@@ -79,8 +80,15 @@ class TurnRunner:
             raise SessionBusyError(
                 f"session {session_id!r} is still running a turn; wait for its response or send session/cancel"
             )
-        size = check_prompt_size(blocks, self.options.max_prompt_bytes)
-        parsed = parse_prompt(blocks)
+        size = prompt_size(blocks)
+        try:
+            check_prompt_size(size, self.options.max_prompt_bytes)
+            parsed = parse_prompt(blocks)
+        except PromptError:
+            # What the refused prompt held (its decoded text, kept alive by the error's traceback
+            # until a collection) goes back to the system as an accepted big prompt's does.
+            _release_after_big_turn(size, False, False)
+            raise
         session = live.session
         session_options = self.sessions.session_options
         outbox = self.sessions.outbox
