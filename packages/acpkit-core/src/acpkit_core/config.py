@@ -230,6 +230,12 @@ class AgentOptions:
     together), in bytes; a larger one is answered -32602 before the turn starts. `None`: the
     `ACPKIT_MAX_PROMPT_BYTES` environment variable, else 16 MiB (see
     [`MAX_PROMPT_BYTES`][acpkit_core.limits.MAX_PROMPT_BYTES])."""
+    max_turn_requests: int | None = None
+    """The most model requests one turn may make (a subagent's included); the turn then ends
+    `max_turn_requests` with a message saying which limit stopped it and how to raise it. Both
+    adapters count the same thing: pydantic-ai's request limit is set to it, and a LangGraph graph's
+    model calls are counted. `None`: the `ACPKIT_MAX_TURN_REQUESTS` environment variable, else 1,000
+    (see [`MAX_TURN_REQUESTS`][acpkit_core.limits.MAX_TURN_REQUESTS])."""
     auth: Authentication | None = None
     """Authentication methods advertised in `initialize` (an [`Authentication`][acpkit_core.auth.Authentication]);
     when one is required, every session request answers -32000 until one succeeds. `None`: no authentication."""
@@ -263,6 +269,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     extensions: Extensions | None
     max_message_bytes: int | None
     max_prompt_bytes: int | None
+    max_turn_requests: int | None
     auth: Authentication | None
 
 

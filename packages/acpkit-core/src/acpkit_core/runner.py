@@ -485,6 +485,13 @@ class Turn(Protocol):
         ...
 
     @property
+    def max_requests(self) -> int:
+        """The most model requests this turn may make (`AgentOptions.max_turn_requests`, its subagents'
+        included). A runner that reaches it ends the turn `max_turn_requests` with
+        [`request_limit_message`][acpkit_core.stop.request_limit_message]."""
+        ...
+
+    @property
     def cancelled(self) -> bool:
         """True once `session/cancel` (or `session/close`) arrived for this turn."""
         ...

@@ -19,7 +19,9 @@ human-in-the-loop interrupt, the tool node and the callback never ask twice.
 [`AcpModelGate`][langchain_acp._gate.AcpModelGate] does for model calls what the tool gate does for
 tools: once the turn is cancelled, the run's next model call (in any node, subgraph or subagent)
 stops the run before the model is asked anything, so a cancelled turn never pays for another
-model request, even when a tool ignored the cancellation and the graph went on.
+model request, even when a tool ignored the cancellation and the graph went on. It also counts the
+turn's model calls: the one past the turn's `max_requests` stops the run
+([`RequestLimitReached`][langchain_acp._gate.RequestLimitReached]) before it is made.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from ._threads import ThreadToolTwin, ToolEventsOnly, running_loop
 __all__ = [
     "AcpModelGate",
     "AcpToolGate",
+    "RequestLimitReached",
     "RunResolver",
     "ThreadModelGate",
     "ThreadToolGate",
@@ -242,12 +245,29 @@ class ThreadToolGate(ThreadToolTwin):
         return None
 
 
-class AcpModelGate(AsyncCallbackHandler):
-    """Stops the run at its next model call once the turn is cancelled: the model is not called.
+class RequestLimitReached(BaseException):  # noqa: N818 - not an error: the turn's request limit
+    """Raised at a turn's model call past its request limit, before the call is made.
 
-    It raises `asyncio.CancelledError` from the model's start callback, which no tool's or
-    middleware's error handling takes for a failure to recover from: the run ends as if its task
-    had been cancelled, and the turn ends `cancelled`. It runs with the handlers LangChain gathers
+    A `BaseException`, as `asyncio.CancelledError` is: no tool's or middleware's error handling (a
+    retry, a fallback model, a tool node's error message) takes it for a failure to recover from.
+    """
+
+    def __init__(self, limit: int) -> None:
+        """The turn may make `limit` model requests."""
+        super().__init__(f"the turn's request limit of {limit} model requests was reached")
+        self.limit = limit
+        """The limit reached."""
+
+
+class AcpModelGate(AsyncCallbackHandler):
+    """Stops the run at its next model call once the turn is cancelled, or when the call would pass
+    the turn's request limit: the model is not called.
+
+    It raises `asyncio.CancelledError` (a cancel) or
+    [`RequestLimitReached`][langchain_acp._gate.RequestLimitReached] from the model's start
+    callback, which no tool's or middleware's error handling takes for a failure to recover from:
+    the run ends as if its task had been cancelled, and the turn ends `cancelled` (or
+    `max_turn_requests`). It runs with the handlers LangChain gathers
     after its inline ones (so none of theirs is left unawaited); its
     [`thread_twin`][langchain_acp._gate.AcpModelGate.thread_twin] decides for a model called in a
     worker thread (a sync node).
@@ -264,6 +284,7 @@ class AcpModelGate(AsyncCallbackHandler):
         """Returns the binding whose turn is watched."""
         self.resolve = resolve
         """Finds the binding of one model run, when the runs of several sessions pass here."""
+        self._requests: dict[int, int] = {}
 
     @property
     def ignore_chain(self) -> bool:
@@ -280,6 +301,10 @@ class AcpModelGate(AsyncCallbackHandler):
         """Not for retriever events."""
         return True
 
+    def requests(self, binding: Binding) -> int:
+        """The model calls made so far in the turn of `binding`."""
+        return self._requests.get(id(binding), 0)
+
     @property
     def ignore_llm(self) -> bool:
         """Model events where an event loop runs are ours; those of a worker thread are the twin's."""
@@ -295,10 +320,19 @@ class AcpModelGate(AsyncCallbackHandler):
         return ThreadModelGate(self)
 
     def check(self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None) -> None:
-        """Raise `asyncio.CancelledError` when the run's turn is cancelled."""
+        """Raise `asyncio.CancelledError` when the run's turn is cancelled, `RequestLimitReached` when
+        this call would pass the turn's request limit; else count the call."""
         binding = self.resolve(run_id, parent_run_id, metadata) if self.resolve is not None else self.binding()
-        if binding is not None and binding.gate.cancelled:
+        if binding is None:
+            return
+        if binding.gate.cancelled:
             raise asyncio.CancelledError("the turn was cancelled: no more model calls")
+        if binding.turn is None:  # a hand-built server's run: no turn, no request limit
+            return
+        made = self._requests.get(id(binding), 0)
+        if made >= binding.turn.max_requests:
+            raise RequestLimitReached(binding.turn.max_requests)
+        self._requests[id(binding)] = made + 1
 
     async def on_chat_model_start(
         self,
@@ -311,7 +345,7 @@ class AcpModelGate(AsyncCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Refuse the model call of a cancelled turn."""
+        """Refuse the model call of a cancelled turn (or past its request limit)."""
         self.check(run_id, parent_run_id, metadata)
 
     async def on_llm_start(
@@ -325,7 +359,7 @@ class AcpModelGate(AsyncCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Refuse the (completion) model call of a cancelled turn."""
+        """Refuse the (completion) model call of a cancelled turn (or past its request limit)."""
         self.check(run_id, parent_run_id, metadata)
 
 
@@ -371,9 +405,9 @@ class ThreadModelGate(BaseCallbackHandler):
     def on_chat_model_start(
         self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID, **kwargs: Any
     ) -> None:
-        """Refuse the model call of a cancelled turn."""
+        """Refuse the model call of a cancelled turn (or past its request limit)."""
         self._owner.check(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))
 
     def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any) -> None:
-        """Refuse the (completion) model call of a cancelled turn."""
+        """Refuse the (completion) model call of a cancelled turn (or past its request limit)."""
         self._owner.check(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))

@@ -62,8 +62,10 @@ class PydanticAcpOptions(AgentOptionsKwargs, total=False):
     """Offer the `update_plan` tool: `None` in plan-only modes only, `True` always, `False` never.
     Default: `None`."""
     usage_limits: UsageLimits | None
-    """`UsageLimits` of each turn; hitting one ends the turn `max_turn_requests` (requests, tool calls,
-    cost) or `max_tokens` (token limits). Default: none."""
+    """`UsageLimits` of each turn (tool calls, tokens); hitting one ends the turn `max_turn_requests`
+    (tool calls) or `max_tokens` (token limits), with a message naming it. The model requests of a
+    turn are limited by `max_turn_requests` (one option for every adapter), never by this one's
+    `request_limit`: set to anything but pydantic-ai's default, it is refused. Default: none."""
     model_settings: ModelSettings | None
     """`ModelSettings` of each run. Default: none."""
     deps_factory: DepsFactory | None

@@ -182,6 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         help="largest prompt accepted, e.g. 32MiB (default: $ACPKIT_MAX_PROMPT_BYTES, else 16MiB)",
     )
+    run.add_argument(
+        "--max-turn-requests",
+        metavar="N",
+        help="most model requests one turn may make (default: $ACPKIT_MAX_TURN_REQUESTS, else 1000)",
+    )
 
     chat = _subparser(
         sub,

@@ -43,8 +43,10 @@ class ServerTurn:
         tool_kinds: Mapping[str, ToolKind],
         tool_presentation: Mapping[str, ToolPresentation] | None = None,
         allowed_paths: tuple[str, ...] = (),
+        max_requests: int = 1000,
     ) -> None:
         self._session = session
+        self._max_requests = max_requests
         self._prompt = prompt
         self._emit = emitter
         self._client = client
@@ -136,6 +138,11 @@ class ServerTurn:
         """The model chosen through the `model` config option."""
         value = self._session.config.get("model")
         return value if isinstance(value, str) else None
+
+    @property
+    def max_requests(self) -> int:
+        """The most model requests this turn may make (`AgentOptions.max_turn_requests`)."""
+        return self._max_requests
 
     @property
     def plan_only(self) -> bool:

@@ -21,6 +21,7 @@ from acp.schema import (
 
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
+from ..limits import MAX_TURN_REQUESTS
 from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
@@ -61,6 +62,7 @@ class TurnRunner:
         self.sessions = sessions
         self.commands = commands
         validate_presentation(options.tool_presentation)
+        MAX_TURN_REQUESTS.value(options.max_turn_requests)  # a bad value stops the agent at start-up
         self._tool_kinds = kind_overrides(options.tool_kinds, options.tool_presentation)
         self._owner = new_owner()
 
@@ -109,6 +111,7 @@ class TurnRunner:
             tool_kinds=self._tool_kinds,
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
+            max_requests=MAX_TURN_REQUESTS.value(self.options.max_turn_requests),  # `acpkit run` may set it later
         )
         live.turn = turn
         live.idle.clear()
