@@ -231,7 +231,12 @@ async def test_acpkit_run_takes_the_limit_as_a_flag(tmp_path: Path) -> None:
 @pytest.mark.e2e
 async def test_acpkit_run_refuses_a_bad_limit_flag() -> None:
     process = await asyncio.create_subprocess_exec(
-        ACPKIT, "run", str(ROOT / "examples" / "pydantic_agent.py"), "--max-turn-requests", "many", stderr=asyncio.subprocess.PIPE
+        ACPKIT,
+        "run",
+        str(ROOT / "examples" / "pydantic_agent.py"),
+        "--max-turn-requests",
+        "many",
+        stderr=asyncio.subprocess.PIPE,
     )
     _, stderr = await process.communicate()
     assert process.returncode != 0

@@ -245,7 +245,7 @@ class ThreadToolGate(ThreadToolTwin):
         return None
 
 
-class RequestLimitReached(BaseException):  # noqa: N818 - not an error: the turn's request limit
+class RequestLimitReached(BaseException):
     """Raised at a turn's model call past its request limit, before the call is made.
 
     A `BaseException`, as `asyncio.CancelledError` is: no tool's or middleware's error handling (a

@@ -61,7 +61,8 @@ def stop_reason_from_error(error: BaseException) -> StopReason:
     | `GraphRecursionError` (the recursion limit) | `max_turn_requests` |
     | a model's `LengthFinishReasonError` | `max_tokens` |
     | a model's `ContentFilterFinishReasonError` | `refusal` |
-    | `asyncio.CancelledError`; permission denied (`PathPolicyError`, `PermissionError`, a provider's 403) | `cancelled` |
+    | `asyncio.CancelledError` | `cancelled` |
+    | permission denied (`PathPolicyError`, `PermissionError`, a provider's 403) | `cancelled` |
     | anything else | `end_turn` |
 
     For a hand-built server that ends a failed run with a stop reason (the spec's "agent

@@ -21,8 +21,8 @@ from acp.schema import (
 
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
-from ..limits import MAX_TURN_REQUESTS
 from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
+from ..limits import MAX_TURN_REQUESTS
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
