@@ -70,27 +70,34 @@ class Mode:
 
 
 STANDARD_MODES: tuple[Mode, ...] = (
-    Mode(id="agentic", name="Agentic", description="Runs every tool without asking."),
+    Mode(
+        id="agentic",
+        name="Agentic",
+        description="Runs tools without asking, except those the agent's own permission rules ask about.",
+    ),
     Mode(
         id="interactive",
         name="Interactive",
-        description="Asks before editing, deleting, moving files or running commands.",
+        description="Also asks before editing, deleting or moving files and before running commands.",
         ask_kinds=MUTATING_KINDS,
     ),
     Mode(
         id="readonly",
         name="Read-only",
-        description="Only tools that read, search, fetch or think.",
+        description="Offers only tools that read, search, fetch or think: nothing is changed.",
         allowed_kinds=READ_ONLY_KINDS,
     ),
     Mode(
         id="planning",
         name="Planning",
-        description="Writes a plan; runs no tool that changes anything.",
+        description="Investigates and writes a plan; runs no tool that changes anything.",
         plan_only=True,
     ),
 )
-"""The standard preset: `agentic`, `interactive`, `readonly`, `planning`."""
+"""The standard preset: `agentic`, `interactive`, `readonly`, `planning`.
+
+A mode adds to the agent's own permission rules (`permission_policy`, the framework's approvals),
+never removes from them: in `agentic` a tool the agent's rules ask about is still asked about."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

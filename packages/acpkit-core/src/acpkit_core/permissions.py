@@ -53,6 +53,7 @@ __all__ = [
     "decision_from_response",
     "effective_decision",
     "permission_options",
+    "refusal_reason",
 ]
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
@@ -331,6 +332,30 @@ def effective_decision(
     return remembered.apply(name, decision) if remembered is not None else decision
 
 
+def refusal_reason(
+    name: str,
+    kind: ToolKind,
+    *,
+    policy: PermissionPolicy | None = None,
+    mode: Mode | None = None,
+    remembered: RememberedPermissions | None = None,
+) -> str:
+    """Why a tool may not run, naming what refused it: the agent's policy, the session's mode, or the
+    user's "always reject" (what the model reads for a call refused without asking)."""
+    if policy is not None and policy.decide(name, kind) == "deny":
+        return f"The agent's permission policy does not allow `{name}`; do not retry it."
+    if mode is not None and not mode.allows(kind):
+        return (
+            f"The session's mode `{mode.id}` ({mode.name}) does not allow `{name}` (a tool that changes things: "
+            f"{kind}); do not retry it unless the user switches to another mode."
+            if kind in ("edit", "delete", "move", "execute")
+            else f"The session's mode `{mode.id}` ({mode.name}) does not allow `{name}` ({kind}); do not retry it."
+        )
+    if remembered is not None and remembered.lookup(name) == "reject":
+        return f"The user chose to always reject `{name}`; do not retry it unless asked."
+    return f"`{name}` may not run in this session; do not retry it."
+
+
 PermissionAsker: TypeAlias = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[RequestPermissionResponse]]
 """Sends one `session/request_permission` (the tool call and the options) and returns the client's answer."""
 
@@ -413,6 +438,10 @@ class PermissionGate:
     def needs_permission(self, name: str, kind: ToolKind) -> bool:
         """True unless every rule lets this tool run without asking."""
         return self.decide(name, kind) != "allow"
+
+    def refusal(self, name: str, kind: ToolKind) -> str:
+        """Why this tool may not run, naming what refused it (`refusal_reason`: the policy, the mode, the user)."""
+        return refusal_reason(name, kind, policy=self.policy, mode=self.mode, remembered=self.remembered)
 
     async def authorize_tool(
         self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None

@@ -516,6 +516,11 @@ class Turn(Protocol):
         """True when the policy or the mode says to ask before running this tool (and no `always` answer covers it)."""
         ...
 
+    def refusal(self, name: str, kind: ToolKind) -> str:
+        """Why this tool may not run, naming what refused it (the agent's policy, the session's mode, the
+        user's "always reject"): what the model reads for a call refused without asking."""
+        ...
+
     async def authorize_tool(
         self,
         tool_call_id: str,

@@ -38,6 +38,10 @@ class ToolGate(Protocol):
         """True unless every rule lets the tool run without asking."""
         ...
 
+    def refusal(self, name: str, kind: ToolKind) -> str:
+        """Why the tool may not run, naming what refused it (the policy, the mode, the user)."""
+        ...
+
     async def authorize_tool(
         self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
     ) -> PermissionDecision:

@@ -66,12 +66,12 @@ _Handler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
 _Wrapper = Callable[[ToolCallRequest, _Handler], Awaitable[ToolMessage | Command[Any]]]
 
 
-def refusal_text(name: str, decision: PermissionDecision, *, allowed_by_rules: bool) -> str:
-    """What the model reads for a call that did not run."""
+def refusal_text(name: str, decision: PermissionDecision, *, refused_by_rules: str | None) -> str:
+    """What the model reads for a call that did not run (`refused_by_rules`: why the rules refuse it, if they do)."""
     if decision.outcome == "cancelled":
         return NOT_RUN_TEXT
-    if not allowed_by_rules:
-        return f"The tool `{name}` is not allowed in this session."
+    if refused_by_rules is not None:
+        return refused_by_rules
     return f"The user rejected the call to `{name}`; do not retry it unless asked."
 
 
@@ -101,7 +101,8 @@ async def authorize(
     decision = await gate.authorize_tool(tool_call_id, tool_name=name, title=title, kind=kind, raw_input=dict(args))
     if decision.allowed:
         return decision, None
-    text = refusal_text(name, decision, allowed_by_rules=gate.tool_allowed(name, kind))
+    by_rules = None if gate.tool_allowed(name, kind) else gate.refusal(name, kind)
+    text = refusal_text(name, decision, refused_by_rules=by_rules)
     await binding.tools.fail(tool_call_id, text, name=name)
     return decision, text
 

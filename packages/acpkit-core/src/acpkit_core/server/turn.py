@@ -183,6 +183,10 @@ class ServerTurn:
         """False when the current mode hides tools of this kind or the policy denies the tool."""
         return self.gate.tool_allowed(name, kind)
 
+    def refusal(self, name: str, kind: ToolKind) -> str:
+        """Why this tool may not run, naming what refused it: the policy, the mode or the user."""
+        return self.gate.refusal(name, kind)
+
     def needs_permission(self, name: str, kind: ToolKind) -> bool:
         """True unless every rule (policy, mode, remembered answers) lets this tool run without asking.
 
