@@ -232,7 +232,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self._message_runs: set[UUID] = set()
         self._thread_events = ThreadToolEvents(self)
         self._gate = AcpToolGate(lambda: self.binding, resolve=self._event_binding)
-        self._model_gate = AcpModelGate(lambda: self.binding, resolve=self._event_binding)
+        self._model_gate = AcpModelGate(lambda: self.binding, resolve=self._model_binding)
         self._twin_registered = False
 
     def handlers(self) -> list[BaseCallbackHandler]:
@@ -290,6 +290,22 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         if self._conn is not None and run_id not in self._run_bindings:
             self._resolve(run_id, parent_run_id, metadata)
         return self._binding_for(run_id)
+
+    def _model_binding(
+        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None
+    ) -> Binding | None:
+        """The binding of a model run, found without being remembered (its end may never reach this handler)."""
+        if self._conn is None:
+            return self._binding or current_binding.get()
+        known = self._run_bindings.get(run_id)
+        if known is not None or self.session_id_extractor is None:
+            return known
+        config = cast(RunnableConfig, dict(var_child_runnable_config.get() or {}))
+        config["metadata"] = {**(config.get("metadata") or {}), **(metadata or {})}
+        session_id = self.session_id_extractor(config)
+        if session_id:
+            return self._session_binding(session_id)
+        return self._run_bindings.get(parent_run_id) if parent_run_id is not None else None
 
     def _session_binding(self, session_id: str) -> Binding:
         binding = self._sessions.get(session_id)

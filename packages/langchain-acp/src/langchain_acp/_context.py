@@ -77,9 +77,11 @@ class Binding:
     """The ACP session id (the turn's session when served; the one given to `bind_connection` otherwise)."""
 
     def cancel(self) -> None:
-        """Cancel the run's permission questions (a hand-built server calls it from its `session/cancel` handler).
+        """Cancel the run (a hand-built server calls it from its `session/cancel` handler).
 
-        A permission question still open is given up with the outcome `cancelled`.
+        A permission question still open is given up with the outcome `cancelled`, and the run's next
+        model call stops it (with `AcpCallbackHandler().handlers()` in its callbacks): no model is
+        called for a cancelled binding.
         """
         if isinstance(self.gate, PermissionGate):
             self.gate.cancel()
