@@ -232,7 +232,9 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self._message_runs: set[UUID] = set()
         self._thread_events = ThreadToolEvents(self)
         self._gate = AcpToolGate(lambda: self.binding, resolve=self._event_binding)
-        self._model_gate = AcpModelGate(lambda: self.binding, resolve=self._model_binding)
+        self._model_gate = AcpModelGate(
+            lambda: self.binding, resolve=self._model_binding if self._conn is not None else None
+        )
         self._twin_registered = False
 
     def handlers(self) -> list[BaseCallbackHandler]:
@@ -248,8 +250,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         instead. `callbacks=[handler]` alone still works, only slower with sync tools.
         """
         self._twin_registered = True
-        model_gate = self._model_gate
-        return [model_gate.thread_twin(), model_gate, self._gate, self._gate.thread_twin(), self, self._thread_events]
+        return [self._model_gate, self._gate, self._gate.thread_twin(), self, self._thread_events]
 
     @property
     def ignore_agent(self) -> bool:

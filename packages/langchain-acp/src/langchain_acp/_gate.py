@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, cast
 from uuid import UUID
@@ -51,7 +52,6 @@ __all__ = [
     "AcpToolGate",
     "RequestLimitReached",
     "RunResolver",
-    "ThreadModelGate",
     "ThreadToolGate",
     "ToolCallRefused",
     "authorize",
@@ -246,6 +246,11 @@ class ThreadToolGate(ThreadToolTwin):
         return None
 
 
+_CHECKED_RUNS = 256
+"""Model runs the model gate remembers having decided (LangChain re-reads `run_inline` between the
+inline and the gathered handlers of one event, so a handler whose answer changed meanwhile hears it twice)."""
+
+
 class RequestLimitReached(BaseException):
     """Raised at a turn's model call past its request limit, before the call is made.
 
@@ -260,21 +265,21 @@ class RequestLimitReached(BaseException):
         """The limit reached."""
 
 
-class AcpModelGate(AsyncCallbackHandler):
-    """Stops the run at its next model call once the turn is cancelled, or when the call would pass
-    the turn's request limit: the model is not called.
+class AcpModelGate(BaseCallbackHandler):
+    """Stops the run at its next chat model call once the turn is cancelled, or when the call would
+    pass the turn's request limit: the model is not called.
 
     It raises `asyncio.CancelledError` (a cancel) or
     [`RequestLimitReached`][langchain_acp._gate.RequestLimitReached] from the model's start
     callback, which no tool's or middleware's error handling takes for a failure to recover from:
     the run ends as if its task had been cancelled, and the turn ends `cancelled` (or
-    `max_turn_requests`). It runs with the handlers LangChain gathers
-    after its inline ones (so none of theirs is left unawaited); its
-    [`thread_twin`][langchain_acp._gate.AcpModelGate.thread_twin] decides for a model called in a
-    worker thread (a sync node).
+    `max_turn_requests`). A sync handler: in a worker thread (a sync node's model) LangChain calls it
+    in place, and it comes first among the run's handlers, so it raises before any other made a
+    coroutine. On the event loop it runs inline while the next call may be made; once that call is
+    to be stopped it runs with the handlers LangChain gathers after the inline ones, so that
+    raising leaves no other handler's coroutine unawaited.
     """
 
-    run_inline = False
     raise_error = True
 
     def __init__(
@@ -286,6 +291,7 @@ class AcpModelGate(AsyncCallbackHandler):
         self.resolve = resolve
         """Finds the binding of one model run, when the runs of several sessions pass here."""
         self._requests: dict[int, int] = {}
+        self._checked: OrderedDict[UUID, None] = OrderedDict()
 
     @property
     def ignore_chain(self) -> bool:
@@ -302,113 +308,61 @@ class AcpModelGate(AsyncCallbackHandler):
         """Not for retriever events."""
         return True
 
-    def requests(self, binding: Binding) -> int:
-        """The model calls made so far in the turn of `binding`."""
-        return self._requests.get(id(binding), 0)
+    @property
+    def ignore_retry(self) -> bool:
+        """Not for retries."""
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        """Not for custom events."""
+        return True
 
     @property
     def ignore_llm(self) -> bool:
-        """Model events where an event loop runs are ours; those of a worker thread are the twin's."""
-        return running_loop() is None
+        """Not for a model's tokens and end (only a chat model's start)."""
+        return True
 
     @property
-    def ignore_chat_model(self) -> bool:
-        """As `ignore_llm`."""
-        return running_loop() is None
+    def run_inline(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """Inline while the turn's next model call may be made; gathered once it is to be stopped
+        (and always when the runs of several sessions pass here)."""
+        if self.resolve is not None:
+            return False
+        binding = self.binding()
+        return binding is None or self._stop(binding) is None
 
-    def thread_twin(self) -> ThreadModelGate:
-        """The twin that stops model calls made in worker threads."""
-        return ThreadModelGate(self)
-
-    def check(self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None) -> None:
-        """Raise `asyncio.CancelledError` when the run's turn is cancelled, `RequestLimitReached` when
-        this call would pass the turn's request limit; else count the call."""
-        binding = self.resolve(run_id, parent_run_id, metadata) if self.resolve is not None else self.binding()
-        if binding is None:
-            return
+    def _stop(self, binding: Binding) -> BaseException | None:
+        """What stops the turn's next model call, if anything."""
         if binding.gate.cancelled:
-            raise asyncio.CancelledError("the turn was cancelled: no more model calls")
-        if binding.turn is None:  # a hand-built server's run: no turn, no request limit
-            return
-        made = self._requests.get(id(binding), 0)
-        if made >= binding.turn.max_requests:
-            raise RequestLimitReached(binding.turn.max_requests)
-        self._requests[id(binding)] = made + 1
+            return asyncio.CancelledError("the turn was cancelled: no more model calls")
+        turn = binding.turn
+        if turn is not None and self._requests.get(id(binding), 0) >= turn.max_requests:
+            return RequestLimitReached(turn.max_requests)
+        return None
 
-    async def on_chat_model_start(
+    def on_chat_model_start(
         self,
         serialized: dict[str, Any],
         messages: list[list[Any]],
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Refuse the model call of a cancelled turn (or past its request limit)."""
-        self.check(run_id, parent_run_id, metadata)
-
-    async def on_llm_start(
-        self,
-        serialized: dict[str, Any],
-        prompts: list[str],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """Refuse the (completion) model call of a cancelled turn (or past its request limit)."""
-        self.check(run_id, parent_run_id, metadata)
-
-
-class ThreadModelGate(BaseCallbackHandler):
-    """The synchronous twin of [`AcpModelGate`][langchain_acp._gate.AcpModelGate], for model calls in worker threads.
-
-    Put first among the run's handlers, it raises before any other handler made a coroutine
-    that would then never run.
-    """
-
-    run_inline = True
-    raise_error = True
-
-    def __init__(self, owner: AcpModelGate) -> None:
-        """Decide as `owner` does."""
-        self._owner = owner
-
-    @property
-    def ignore_chain(self) -> bool:
-        """Not for chain events."""
-        return True
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Not for tool events."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Not for retriever events."""
-        return True
-
-    @property
-    def ignore_llm(self) -> bool:
-        """Model events where an event loop runs belong to the async owner."""
-        return running_loop() is not None
-
-    @property
-    def ignore_chat_model(self) -> bool:
-        """As `ignore_llm`."""
-        return running_loop() is not None
-
-    def on_chat_model_start(
-        self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID, **kwargs: Any
-    ) -> None:
-        """Refuse the model call of a cancelled turn (or past its request limit)."""
-        self._owner.check(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))
-
-    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any) -> None:
-        """Refuse the (completion) model call of a cancelled turn (or past its request limit)."""
-        self._owner.check(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))
+        """Raise `asyncio.CancelledError` when the run's turn is cancelled, `RequestLimitReached` when
+        this call would pass the turn's request limit; else count the call (a served turn's)."""
+        if run_id in self._checked:  # LangChain may hand one event to a handler twice: the first decides
+            return
+        self._checked[run_id] = None
+        if len(self._checked) > _CHECKED_RUNS:
+            self._checked.popitem(last=False)
+        binding = self.resolve(run_id, parent_run_id, metadata) if self.resolve is not None else self.binding()
+        if binding is None:
+            return
+        stop = self._stop(binding)
+        if stop is not None:
+            raise stop
+        if binding.turn is not None:  # a hand-built server's run has no turn: no request limit
+            self._requests[id(binding)] = self._requests.get(id(binding), 0) + 1
