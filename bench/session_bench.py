@@ -37,7 +37,9 @@ For each adapter, in one run:
    unstreamed `agent.run` (a cheaper code path an ACP turn never takes) is printed for reference;
 4. LangChain: the session again (shorter) with each LangGraph checkpoint `durability` mode, and
    the serializer's cost for the state of a long session;
-5. RSS of the agent process before and after a turn with a 20 MB prompt;
+5. RSS of the agent process before and after a turn with a 20 MB prompt, and around three 20 MB
+   prompts refused for the 16 MiB prompt limit (each must give its memory back, as the accepted
+   one does);
 6. LangChain on Postgres (when Postgres is installed: a throwaway cluster from
    `tests/postgres_cluster.py`, with `fsync=off`): the same graph run in this process for
    `--turns` turns with LangGraph's `AsyncPostgresSaver` and with ours (`MessagePostgresSaver`,
@@ -47,7 +49,7 @@ For each adapter, in one run:
 
 `--quick` runs 60 turns, one session, 10 tool calls, 3 repeats, and skips the durability modes; `--adapters
 pydantic` (or `langchain`) runs one adapter's figures only (6 is LangChain's); `--postgres` runs
-only 6.
+only 6, `--memory` only 5.
 """
 
 from __future__ import annotations
@@ -469,6 +471,31 @@ async def rss_after_big_prompt(script: str, args: list[str], megabytes: int = 20
     return before, after, settled, later
 
 
+async def rss_around_refused_prompts(script: str, args: list[str], megabytes: int = 20, count: int = 3) -> list[float]:
+    """Agent RSS (MB), settled, before and after each of `count` prompts over the default prompt limit
+    (refused -32602 before any turn runs)."""
+    with tempfile.TemporaryDirectory() as state:
+        agent = await StdioAgent.start(script, *args, state_dir=state)
+        await agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        sid = (await agent.call("session/new", {"cwd": state, "mcpServers": []}))["sessionId"]
+        for i in range(3):
+            await agent.prompt(sid, f"warm {i}")
+        await _until_idle(agent.process.pid)
+        figures = [_rss_mb(agent.process.pid)]
+        big = [{"type": "text", "text": "y" * (megabytes * 1_000_000)}]
+        for _ in range(count):
+            try:
+                await agent.call("session/prompt", {"sessionId": sid, "prompt": big})
+            except RuntimeError as refused:
+                assert "max_prompt_bytes" in str(refused), refused
+            else:
+                raise AssertionError("a prompt over the limit was accepted")
+            await _until_idle(agent.process.pid)
+            figures.append(_rss_mb(agent.process.pid))
+        await agent.stop()
+    return figures
+
+
 # --- the frameworks alone -----------------------------------------------------------------------
 
 
@@ -828,6 +855,7 @@ async def main(
     first_repeats: int = 5,
     session_count: int = 5,
     interference_only: bool = False,
+    memory_only: bool = False,
 ) -> None:
     load = os.getloadavg()
     loads = " ".join(f"{v:.2f}" for v in load)
@@ -835,13 +863,16 @@ async def main(
     if interference_only:
         await interference()
         return
+    lc_dir = str(ROOT / "tests" / "langchain")
+    if memory_only:
+        await report_memory(adapters, tools, lc_dir)
+        return
     if postgres_only:
         report_postgres(await lc_postgres(turns), turns)
         return
     marks = [m for m in (10, 100, 250, 500) if m <= turns] or [turns]
     if marks[-1] != turns:
         marks.append(turns)
-    lc_dir = str(ROOT / "tests" / "langchain")
 
     pyd_on, lc_on = "pydantic" in adapters, "langchain" in adapters
     counted = frozenset({marks[0], turns})
@@ -919,6 +950,11 @@ async def main(
     if lc_on:
         report_postgres(await lc_postgres(turns), turns)
 
+    await report_memory(adapters, tools, lc_dir)
+
+
+async def report_memory(adapters: set[str], tools: int, lc_dir: str) -> None:
+    """Section 5: the agent's RSS around an accepted big prompt and around refused ones."""
     print(
         "\nagent RSS around a turn with a 20 MB prompt, MB (before / right after / settled / after one more"
         " turn, settled; settled: no CPU used for 0.3 s) (target: settled within 1.1x of before)"
@@ -929,6 +965,14 @@ async def main(
             f"  {name:<14} {before:7.1f} / {after:7.1f} / {settled:7.1f} / {later:7.1f}"
             f"   ({settled / before:.2f}x, {later / before:.2f}x)"
         )
+    print(
+        "\nagent RSS around three 20 MB prompts refused for the 16 MiB prompt limit, MB, settled (before, then after"
+        " each) (target: the last within 1.1x of before, as for the accepted prompt above)"
+    )
+    for name, script, args in _adapters(adapters, tools, lc_dir):
+        figures = await rss_around_refused_prompts(script, args)
+        steps = " -> ".join(f"{f:.1f}" for f in figures)
+        print(f"  {name:<14} {steps}   ({figures[-1] / figures[0]:.2f}x)")
 
 
 if __name__ == "__main__":
@@ -942,6 +986,7 @@ if __name__ == "__main__":
     parser.add_argument(
         "--interference", action="store_true", help="only: does the framework's history walk slow our code? (pydantic)"
     )
+    parser.add_argument("--memory", action="store_true", help="only the agent's RSS around big prompts (section 5)")
     parser.add_argument("--first", type=int, default=5, help="fresh processes per first-prompt figure (median)")
     parser.add_argument("--sessions", type=int, default=5, help="long sessions per adapter (fresh processes; median)")
     ns = parser.parse_args()
@@ -961,5 +1006,6 @@ if __name__ == "__main__":
             max(1, ns.first),
             max(1, ns.sessions),
             ns.interference,
+            ns.memory,
         )
     )

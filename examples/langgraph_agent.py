@@ -1,10 +1,13 @@
 """A LangGraph agent served over ACP: `acpkit run examples/langgraph_agent.py` (serves `acp_agent`).
 
 Offline by default: a scripted chat model streams its thinking and text, writes a plan with
-`write_todos`, reads a file through the editor, and asks permission before writing one. The
-tools of the MCP servers the editor passes are offered to the model too. The editor's model
-picker (the `model` config option) offers a second scripted model, `offline-summariser`, that only
-reads the file and answers in one line. Set `ACPKIT_MODEL` (for example `openai:gpt-4o`, with
+`write_todos`, reads a file through the editor, and asks permission before writing one; when a
+call is refused or fails it says so. The file tools are offered only when the editor serves them
+(`EditorFileTools`), and the mode's (`AcpModeMiddleware`). The tools of the MCP servers the editor
+passes are offered to the model too. The editor's model picker (the `model` config option;
+`acpx set model offline-summariser`, `/model offline-summariser`) offers `offline-planner` (the
+default) and `offline-summariser`, which only reads the file and answers in one line: the ids of
+the pydantic example's scripted models too. Set `ACPKIT_MODEL` (for example `openai:gpt-4o`, with
 `OPENAI_API_KEY`) to offer a real model first.
 
 `python examples/langgraph_agent.py` serves the same agent without the CLI: same name, modes and models.
@@ -13,7 +16,7 @@ reads the file and answers in one line. Set `ACPKIT_MODEL` (for example `openai:
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ from acpkit_core.errors import HostError
 from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.server import run_stdio
 from langchain.agents import create_agent
-from langchain.agents.middleware import TodoListMiddleware
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, TodoListMiddleware
 from langchain_acp import (
     AcpMcpMiddleware,
     AcpModeMiddleware,
@@ -36,6 +39,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.tools import ToolException, tool
+from pydantic import Field
 
 
 def _absolute(path: str) -> str:
@@ -67,67 +71,104 @@ read_file.handle_tool_error = True
 write_file.handle_tool_error = True
 
 
-class ScriptedModel(BaseChatModel):
-    """A stand-in model: plans, reads README.md, writes acpkit-notes.md, then summarises.
+class EditorFileTools(AgentMiddleware[Any, Any, Any]):
+    """Offers `read_file` and `write_file` only when the editor serves them (`fs` in its capabilities)."""
 
-    With `voice="summariser"` it only reads README.md and answers in one line.
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        host = client_host()
+        served = {"read_file": host.can_read, "write_file": host.can_write}
+        tools = [t for t in request.tools if served.get(getattr(t, "name", ""), True)]
+        return await handler(request.override(tools=tools))
+
+
+def _cannot_write() -> str:
+    """Who keeps the model from writing files: the editor, or the session's mode (a refusal names what refused)."""
+    binding = current_acp()
+    turn = binding.turn if binding is not None else None
+    if turn is None or not turn.client.write_text_file:
+        return "this editor does not let me write files"
+    return f"the `{turn.session.mode_id}` mode does not allow writing files"
+
+
+def _why(result: ToolMessage) -> str:
+    """Why a call did not succeed, in a few words (its message's first line, to its first `;`)."""
+    lines = str(result.content).strip().splitlines()
+    return lines[0].split("; ")[0][:200] if lines else "it failed"
+
+
+class ScriptedModel(BaseChatModel):
+    """A stand-in model: plans, reads README.md, writes acpkit-notes.md, then answers.
+
+    It uses only the tools it is given (the editor's and the mode's). With `voice="summariser"` it
+    only reads README.md and answers in one line.
     """
 
     voice: str = "planner"
+    tools: list[str] = Field(default_factory=list)
+    """The names of the tools bound for this call."""
 
     @property
     def _llm_type(self) -> str:
         return "scripted"
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedModel:
-        return self
+        names = [str(getattr(t, "name", None) or (t.get("name") if isinstance(t, dict) else t)) for t in tools]
+        return self.model_copy(update={"tools": names})
 
     def _step(self, messages: list[BaseMessage]) -> list[AIMessageChunk]:
-        since = 0
-        for message in reversed(messages):
-            if isinstance(message, HumanMessage):
-                break
-            since += isinstance(message, ToolMessage)
+        start = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+        done = {m.name: m for m in messages[start + 1 :] if isinstance(m, ToolMessage)}
+        plans = sum(isinstance(m, ToolMessage) and m.name == "write_todos" for m in messages[start + 1 :])
         if self.voice == "summariser":
-            return self._summary(messages, since)
-        todos = [
-            {"content": "Read README.md", "status": "in_progress"},
-            {"content": "Write acpkit-notes.md", "status": "pending"},
-        ]
-
-        if since == 0:
+            return self._summary(done.get("read_file"), len(messages))
+        if "read_file" not in self.tools:  # nothing to plan: say so at once
+            return [AIMessageChunk(content="This editor does not share its files with me, so I cannot read README.md.")]
+        read, wrote = done.get("read_file"), done.get("write_file")
+        if plans == 0:
             return [
                 AIMessageChunk(content=[{"type": "reasoning", "reasoning": "The user wants notes. "}]),
                 AIMessageChunk(content=[{"type": "reasoning", "reasoning": "I will plan, read, then write."}]),
                 AIMessageChunk(content="Let me plan this first."),
-                _call("write_todos", _json({"todos": todos}), f"plan-{len(messages)}"),
+                _call("write_todos", _json({"todos": _todos("in_progress", "pending")}), f"plan-{len(messages)}"),
             ]
-        if since == 1:
+        if read is None:
             return [
                 AIMessageChunk(content="Reading the README."),
                 _call("read_file", '{"path": "README.md"}', f"read-{len(messages)}"),
             ]
-        if since == 2:
-            summary = "Notes: the README was read by the example agent."
-            args = _json({"path": "acpkit-notes.md", "content": summary + "\n"})
+        if read.status == "success" and wrote is None and "write_file" in self.tools:
+            args = _json({"path": "acpkit-notes.md", "content": "Notes: the README was read by the example agent.\n"})
             return [
                 AIMessageChunk(content="Writing acpkit-notes.md."),
                 _call("write_file", args, f"write-{len(messages)}"),
             ]
-        turn = messages[
-            len(messages) - next(i for i, m in enumerate(reversed(messages)) if isinstance(m, HumanMessage)) :
-        ]
-        results = {m.name: m.status for m in turn if isinstance(m, ToolMessage)}
-        read = "I read README.md" if results.get("read_file") == "success" else "I could not read README.md"
-        wrote = "wrote acpkit-notes.md" if results.get("write_file") == "success" else "did not write any notes"
-        return [AIMessageChunk(content="Done: "), AIMessageChunk(content=f"{read} and {wrote}.")]
+        wrote_ok = wrote is not None and wrote.status == "success"
+        if plans == 1:  # the plan as it ended: a step not done stays pending
+            final = _todos(
+                "completed" if read.status == "success" else "pending", "completed" if wrote_ok else "pending"
+            )
+            return [_call("write_todos", _json({"todos": final}), f"plan-{len(messages)}")]
+        if read.status != "success":
+            answer = f"I could not read README.md ({_why(read)}), so I wrote no notes."
+        elif wrote_ok:
+            answer = "I read README.md and wrote acpkit-notes.md."
+        elif wrote is not None:
+            answer = f"I read README.md but did not write any notes ({_why(wrote)})."
+        else:
+            answer = f"I read README.md; {_cannot_write()}, so I wrote no notes."
+        return [AIMessageChunk(content="Done: "), AIMessageChunk(content=answer)]
 
-    def _summary(self, messages: list[BaseMessage], since: int) -> list[AIMessageChunk]:
-        if since == 0:
-            return [_call("read_file", '{"path": "README.md"}', f"summary-read-{len(messages)}")]
-        read = messages[-1]
-        if not isinstance(read, ToolMessage) or read.status != "success":
-            return [AIMessageChunk(content="Summary: I could not read README.md.")]
+    def _summary(self, read: ToolMessage | None, count: int) -> list[AIMessageChunk]:
+        if read is None and "read_file" in self.tools:
+            return [_call("read_file", '{"path": "README.md"}', f"summary-read-{count}")]
+        if read is None:
+            return [AIMessageChunk(content="Summary: this editor does not share its files with me.")]
+        if read.status != "success":
+            return [AIMessageChunk(content=f"Summary: I could not read README.md ({_why(read)}).")]
         lines = str(read.content).strip().splitlines()
         first = lines[0][:80] if lines else "(nothing)"
         return [AIMessageChunk(content=f"Summary of README.md: {len(lines)} lines, starting with {first!r}.")]
@@ -145,6 +186,10 @@ class ScriptedModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         for chunk in _chunks(self._step(messages)):
             yield ChatGenerationChunk(message=chunk)
+
+
+def _todos(read: str, write: str) -> list[dict[str, str]]:
+    return [{"content": "Read README.md", "status": read}, {"content": "Write acpkit-notes.md", "status": write}]
 
 
 def _call(name: str, args: str, call_id: str) -> AIMessageChunk:
@@ -193,6 +238,7 @@ def build_graph(ctx: SessionContext) -> Any:
         system_prompt="You are a careful coding assistant working in the user's editor.",
         middleware=[  # pyright: ignore[reportArgumentType]
             TodoListMiddleware(),
+            EditorFileTools(),  # the file tools the editor serves
             AcpMcpMiddleware(),  # the editor's MCP servers, per session (before the modes, which filter them)
             AcpModeMiddleware(),
             AcpPermissionMiddleware(PermissionPolicy(kinds={"edit": "ask"})),

@@ -8,8 +8,11 @@ Run it in an editor (Zed, Toad, ...) or in the terminal:
 Offline (the default) a scripted model shows every feature without an API key: it thinks aloud,
 writes a plan, reads a file through the editor (`read_file`, so unsaved changes are seen), asks
 your permission before writing `acpkit-notes.md` (`write_file`, shown as a diff), and answers; when
-a call is refused or fails it says so. The editor's model picker (the `model` config option) offers
-a second scripted model, `offline-summariser`, that only reads the file and answers in one line.
+a call is refused or fails it says so, and it uses only what the editor serves (an editor that
+shares no files gets an answer, not a tool call) and what the mode allows. The editor's model
+picker (the `model` config option; `acpx set model offline-summariser`, `/model offline-summariser`)
+offers `offline-planner` (the default) and `offline-summariser`, which only reads the file and
+answers in one line.
 
 With a real provider, set `ACPKIT_MODEL` and the provider's key (it is offered first in the picker):
 
@@ -25,8 +28,9 @@ from collections.abc import AsyncIterator
 from typing import cast
 
 from acpkit_core import run_stdio
-from acpkit_core.config import STANDARD_MODES
+from acpkit_core.config import STANDARD_MODES, ModelOption
 from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.runner import current_turn
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
@@ -68,6 +72,14 @@ def _why(result: ToolReturnPart) -> str:
     return first[0][:200] if first else result.outcome
 
 
+def _cannot_write() -> str:
+    """Who keeps the model from writing files: the editor, or the session's mode (a refusal names what refused)."""
+    turn = current_turn()
+    if turn is None or not turn.client.write_text_file:
+        return "this editor does not let me write files"
+    return f"the `{turn.session.mode_id}` mode does not allow writing files"
+
+
 async def _planner(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[_Chunk]:
     """A scripted model: plan, read a file through the editor, write notes (with permission), answer."""
     tools = {t.name for t in info.function_tools}
@@ -78,16 +90,16 @@ async def _planner(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterat
     read, written = done.get("read_file"), done.get("write_file")
     last_plan = done["update_plan"].tool_call_id if "update_plan" in done else None
 
+    if "read_file" not in tools:  # nothing to plan: say so at once
+        yield f"This editor does not share its files with me, so I cannot read `{path}` or write notes about it."
+        return
     if read is None:
         yield {0: DeltaThinkingPart(content=f"The user said: {prompt[:80]!r}. ")}
         yield {0: DeltaThinkingPart(content=f"I'll read {path} through the editor, then write short notes.")}
         yield f"Let me look at `{path}` first.\n"
         if plan:
             yield _call(1, "update_plan", _plan("in_progress", "pending", "pending"), "plan-1")
-        if "read_file" in tools:
-            yield _call(2, "read_file", {"path": path}, "read-1")
-            return
-        yield "(This editor does not share its files with me, so I can only talk.)"
+        yield _call(2, "read_file", {"path": path}, "read-1")
         return
     if read.outcome != "success":
         # Nothing was read: say so, write nothing, and leave the plan's steps undone.
@@ -113,7 +125,7 @@ async def _planner(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterat
     elif written is not None:
         yield f"I read `{path}` but did not write any notes ({_why(written)})."
     else:
-        yield f"I read `{path}`; this editor does not let me write files, so I wrote no notes."
+        yield f"I read `{path}`; {_cannot_write()}, so I wrote no notes."
 
 
 async def _summariser(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[_Chunk]:
@@ -134,18 +146,25 @@ async def _summariser(messages: list[ModelMessage], info: AgentInfo) -> AsyncIte
 
 
 OFFLINE_MODELS = (
-    FunctionModel(stream_function=_planner, model_name="offline-planner"),
-    FunctionModel(stream_function=_summariser, model_name="offline-summariser"),
+    (
+        ModelOption(id="offline-planner", name="Offline planner", description="Plans, reads, asks, writes notes"),
+        FunctionModel(stream_function=_planner, model_name="offline-planner"),
+    ),
+    (
+        ModelOption(id="offline-summariser", name="Offline summariser", description="Reads and answers in one line"),
+        FunctionModel(stream_function=_summariser, model_name="offline-summariser"),
+    ),
 )
-"""The scripted models offered in the `model` picker (the first is the default)."""
+"""The scripted models offered in the `model` picker, by id (the first is the default): the ids of the
+LangGraph example's scripted models too."""
 
 
-def _models() -> list[str | FunctionModel]:
+def _models() -> list[str | tuple[ModelOption, FunctionModel]]:
     real = os.environ.get("ACPKIT_MODEL")
     return [real, *OFFLINE_MODELS] if real else [*OFFLINE_MODELS]
 
 
-_agent = Agent(OFFLINE_MODELS[0], name="pydantic-example", instructions=INSTRUCTIONS)
+_agent = Agent(OFFLINE_MODELS[0][1], name="pydantic-example", instructions=INSTRUCTIONS)
 
 acp_agent = create_acp_agent(
     _agent,

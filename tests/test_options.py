@@ -72,6 +72,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "extensions": (Extensions(), lambda v: v),
     "max_message_bytes": (1 << 20, lambda v: v),
     "max_prompt_bytes": (1 << 19, lambda v: v),
+    "max_turn_requests": (300, lambda v: v),
     "auth": (Authentication(methods=[EnvVarMethod(id="k", name="Key", vars=["ACME_API_KEY"])]), lambda v: v),
     "telemetry": (Telemetry(traces=False, metrics=False), lambda v: v),
 }

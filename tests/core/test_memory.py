@@ -9,6 +9,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from acp import RequestError
+from acp.schema import ImageContentBlock
 from acpkit_core.config import AgentOptions
 from acpkit_core.prompt.text import model_text
 from acpkit_core.runner import StopReason, Turn
@@ -144,3 +146,48 @@ async def test_a_big_prompt_leaves_memory_when_its_turn_ends(tmp_path: Path) -> 
         finally:
             tracemalloc.stop()
     assert decoded == []
+
+
+async def test_a_refused_big_prompt_leaves_memory_as_an_accepted_one_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt over `max_prompt_bytes` is refused -32602; its decoded text, kept alive by the refusal's
+    traceback (a reference cycle), goes once the server's release collects it, as after a big turn.
+
+    Automatic collection is off here, so only the server's own release can free it."""
+    monkeypatch.setattr(memory, "_next_release", 0.0)  # a release earlier in this process does not delay this one
+    size = memory.RELEASE_AFTER_BYTES + 1000
+    options = AgentOptions(store="memory", max_prompt_bytes=memory.RELEASE_AFTER_BYTES)
+    async with AcpTestClient.connect(AcpAgent(SizeRunner(), options)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.prompt("small", session_id=sid)
+        gc.disable()
+        tracemalloc.start(25)
+        try:
+            with pytest.raises(RequestError) as refused:
+                await c.prompt("y" * size, session_id=sid)
+            await asyncio.sleep(0.3)  # the release runs shortly after the answer
+            decoded = [
+                trace.size
+                for trace in tracemalloc.take_snapshot().traces
+                if trace.size >= size and any(frame.filename.endswith(JSONRPC) for frame in trace.traceback)
+            ]
+        finally:
+            tracemalloc.stop()
+            gc.enable()
+    assert refused.value.code == -32602 and "max_prompt_bytes" in str(refused.value)
+    assert decoded == []
+
+
+async def test_a_refused_big_prompt_asks_for_a_release_and_a_refused_small_one_does_not(releases: list[int]) -> None:
+    options = AgentOptions(store="memory", max_prompt_bytes=memory.RELEASE_AFTER_BYTES)
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), options)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        with pytest.raises(RequestError):
+            await c.prompt([ImageContentBlock(type="image", data="not base64!", mime_type="image/png")], session_id=sid)
+        await asyncio.sleep(0.3)
+        assert releases == []
+        with pytest.raises(RequestError):
+            await c.prompt("y" * (memory.RELEASE_AFTER_BYTES + 1), session_id=sid)
+        await asyncio.sleep(0.3)
+        assert releases == [1]

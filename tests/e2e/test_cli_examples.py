@@ -81,11 +81,7 @@ def test_interactive_turn_in_a_terminal(tmp_path: Path) -> None:
 
 
 ANNOUNCED = {
-    "pydantic_agent.py": (
-        "pydantic-example",
-        "pydantic-ai example agent",
-        ["function:offline-planner", "function:offline-summariser"],
-    ),
+    "pydantic_agent.py": ("pydantic-example", "pydantic-ai example agent", ["offline-planner", "offline-summariser"]),
     "langgraph_agent.py": ("langgraph-example", "LangGraph example", ["offline-planner", "offline-summariser"]),
 }
 

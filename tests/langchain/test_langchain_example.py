@@ -38,8 +38,14 @@ async def test_example_plans_reads_asks_and_writes(answer: str) -> None:
     else:
         assert write.status == "failed"
         assert written is None
-    expected = "wrote acpkit-notes.md" if answer == "allow_once" else "did not write any notes"
-    assert r.text.endswith(f"I read README.md and {expected}.")
+    expected = (
+        "and wrote acpkit-notes.md"
+        if answer == "allow_once"
+        else "but did not write any notes (The user rejected the call to `write_file`)"
+    )
+    assert r.text.endswith(f"Done: I read README.md {expected}.")
+    plans = [[e.status for e in u.entries] for u in r.updates if u.session_update == "plan"]
+    assert plans[-1] == (["completed", "completed"] if answer == "allow_once" else ["completed", "pending"])
 
 
 async def test_example_reports_a_file_it_cannot_read_as_a_failed_tool_call() -> None:
@@ -50,7 +56,11 @@ async def test_example_reports_a_file_it_cannot_read_as_a_failed_tool_call() -> 
     assert r.stop_reason == "end_turn"
     read = next(t for t in r.tool_calls.values() if t.kind == "read")
     assert read.status == "failed" and "Resource not found" in str(read.content)
-    assert r.text.endswith("I could not read README.md and did not write any notes.")
+    assert r.text.endswith(
+        "I could not read README.md (fs/read_text_file: the client answered with an error: Resource not found), "
+        "so I wrote no notes."
+    )
+    assert [t.kind for t in r.tool_calls.values()] == ["think", "read", "think"]  # no write after a failed read
 
 
 ACPKIT = str(Path(sys.executable).with_name("acpkit"))
@@ -77,11 +87,10 @@ async def test_acpkit_run_serves_the_example_with_its_modes(tmp_path: Path) -> N
         "your current work session."
     )
     assert r.stop_reason == "end_turn"
-    assert r.permission_requests == []  # read-only: the write is refused without asking
-    write = next(t for t in r.tool_calls.values() if t.kind == "edit")
-    assert write.status == "failed"
+    assert r.permission_requests == []  # read-only: the model is not offered the write
+    assert [t.kind for t in r.tool_calls.values()] == ["think", "read", "think"]
     assert not (tmp_path / "acpkit-notes.md").exists()
-    assert r.text.endswith("I read README.md and did not write any notes.")
+    assert r.text.endswith("I read README.md; the `readonly` mode does not allow writing files, so I wrote no notes.")
 
 
 async def test_the_model_picker_switches_to_the_second_offline_model(tmp_path: Path) -> None:
@@ -111,7 +120,7 @@ async def test_a_turn_cancelled_at_the_permission_question_leaves_nothing_for_th
     assert first.stop_reason == "cancelled"
     assert second.stop_reason == "end_turn"
     assert len(second.permission_requests) == 1
-    assert second.text.endswith("I read README.md and wrote acpkit-notes.md.")
+    assert second.text.endswith("Done: I read README.md and wrote acpkit-notes.md.")
 
 
 GRAPH_MODULE = """

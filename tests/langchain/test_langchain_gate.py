@@ -140,11 +140,11 @@ async def test_policy_deny_never_asks_and_never_runs(shape: Any) -> None:
     assert r.permission_requests == []
     assert r.tool_calls["d1"].statuses == ["pending", "failed"]
     (message,) = tool_messages(model)
-    assert message.content == "The tool `delete_file` is not allowed in this session."
+    assert message.content == "The agent's permission policy does not allow `delete_file`; do not retry it."
 
 
 async def test_readonly_mode_never_runs_a_delete(shape: Any) -> None:
-    agent, _ = serve(shape, delete_then("read only"), modes=STANDARD_MODES)
+    agent, model = serve(shape, delete_then("read only"), modes=STANDARD_MODES)
     async with AcpTestClient.connect(agent) as c:
         await c.initialize()
         sid = await c.new_session()
@@ -153,6 +153,11 @@ async def test_readonly_mode_never_runs_a_delete(shape: Any) -> None:
     assert RUNS == []
     assert r.permission_requests == []
     assert r.tool_calls["d1"].statuses == ["pending", "failed"]
+    (message,) = tool_messages(model)  # the refusal names what refused: the mode, not the user or the editor
+    assert message.content == (
+        "The session's mode `readonly` (Read-only) does not allow `delete_file` (a tool that changes things: "
+        "delete); do not retry it unless the user switches to another mode."
+    )
 
 
 @pytest.mark.parametrize("mode", ["interactive", "planning"])

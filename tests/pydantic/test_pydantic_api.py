@@ -7,15 +7,17 @@ from importlib.metadata import entry_points
 import pydantic_acp
 import pytest
 from acpkit_core.adapters import ENTRY_POINT_GROUP, Adapter
-from acpkit_core.config import AgentOptions
+from acpkit_core.config import AgentOptions, ModelOption
 from acpkit_core.errors import UserError
 from acpkit_core.prompt import parse_prompt
 from acpkit_core.server import AcpAgent
+from acpkit_core.testing import AcpTestClient
 from pydantic_acp import create_acp_agent, repair_history
 from pydantic_acp._cli_adapter import adapter
 from pydantic_acp._history import INTERRUPTED_TOOL_TEXT
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.test import TestModel
 
 
 def test_all_is_the_public_api() -> None:
@@ -90,3 +92,26 @@ def test_repair_answers_dangling_calls_and_drops_empty_messages() -> None:
     (part,) = answer.parts
     assert isinstance(part, ToolReturnPart)
     assert (part.tool_call_id, part.outcome, part.content) == ("1", "interrupted", INTERRUPTED_TOOL_TEXT)
+
+
+async def test_a_model_paired_with_an_option_is_offered_and_run_under_the_options_id() -> None:
+    fast = (ModelOption(id="fast", name="Fast", description="Answers at once"), TestModel(custom_output_text="fast"))
+    slow = (ModelOption(id="slow"), TestModel(custom_output_text="slow"))
+    acp_agent = create_acp_agent(Agent(fast[1]), models=[fast, slow], store="memory")
+    async with AcpTestClient.connect(acp_agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        assert c.last_session is not None and c.last_session.config_options is not None
+        (model,) = [o for o in c.last_session.config_options if o.id == "model"]
+        await c.set_config_option(sid, "model", "slow")
+        r = await c.prompt("hi", session_id=sid)
+    assert [(v.value, v.name, v.description) for v in model.options] == [
+        ("fast", "Fast", "Answers at once"),
+        ("slow", "slow", None),
+    ]
+    assert r.text == "slow"
+
+
+def test_a_model_pair_must_be_an_option_and_a_model() -> None:
+    with pytest.raises(UserError, match=r"a pair is \(ModelOption, Model\)"):
+        create_acp_agent(Agent("test"), models=[(ModelOption(id="x"), "openai:gpt-5")])  # pyright: ignore[reportArgumentType]

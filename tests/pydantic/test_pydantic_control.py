@@ -229,7 +229,7 @@ class FinishWith(AbstractCapability[Any]):
         (
             [[call("count", id="c1")], [call("count", id="c2")], ["done"]],
             None,
-            UsageLimits(request_limit=2),
+            2,  # max_turn_requests: the per-turn request limit (pydantic-ai's request limit is set to it)
             "max_turn_requests",
         ),
         (
@@ -242,7 +242,7 @@ class FinishWith(AbstractCapability[Any]):
     ],
 )
 async def test_stop_reasons(
-    steps: list[Any], finish: FinishReason | None, limits: UsageLimits | None, expected: str
+    steps: list[Any], finish: FinishReason | None, limits: UsageLimits | int | None, expected: str
 ) -> None:
     script = Script(steps)
     agent = Agent(script.model, capabilities=[FinishWith(finish)] if finish else [])
@@ -251,7 +251,8 @@ async def test_stop_reasons(
     def count() -> int:
         return 1
 
-    async with AcpTestClient.connect(create_acp_agent(agent, store="memory", usage_limits=limits)) as c:
+    options: dict[str, Any] = {"max_turn_requests": limits} if isinstance(limits, int) else {"usage_limits": limits}
+    async with AcpTestClient.connect(create_acp_agent(agent, store="memory", **options)) as c:
         await c.initialize()
         sid = await c.new_session()
         r = await c.prompt("go", session_id=sid)

@@ -98,12 +98,12 @@ async def test_the_model_picker_switches_to_the_second_offline_model(tmp_path: P
         sid = await c.new_session()
         assert c.last_session is not None and c.last_session.config_options is not None
         (model,) = [o for o in c.last_session.config_options if o.id == "model"]
-        assert model.category == "model" and model.current_value == "function:offline-planner"
-        assert [v.value for v in model.options] == ["function:offline-planner", "function:offline-summariser"]
-        changed = await c.set_config_option(sid, "model", "function:offline-summariser")
+        assert model.category == "model" and model.current_value == "offline-planner"
+        assert [v.value for v in model.options] == ["offline-planner", "offline-summariser"]
+        changed = await c.set_config_option(sid, "model", "offline-summariser")
         r = await c.prompt("Summarise README.md please", session_id=sid)
     (after,) = [o for o in changed.config_options if o.id == "model"]
-    assert after.current_value == "function:offline-summariser"
+    assert after.current_value == "offline-summariser"
     assert r.stop_reason == "end_turn" and r.permission_requests == []
     assert list(r.tool_calls) == ["summary-read-1"]
     assert r.text == "Summary of `README.md`: 2 lines, starting with '# My project'."

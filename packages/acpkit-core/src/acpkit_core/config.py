@@ -71,27 +71,34 @@ class Mode:
 
 
 STANDARD_MODES: tuple[Mode, ...] = (
-    Mode(id="agentic", name="Agentic", description="Runs every tool without asking."),
+    Mode(
+        id="agentic",
+        name="Agentic",
+        description="Runs tools without asking, except those the agent's own permission rules ask about.",
+    ),
     Mode(
         id="interactive",
         name="Interactive",
-        description="Asks before editing, deleting, moving files or running commands.",
+        description="Also asks before editing, deleting or moving files and before running commands.",
         ask_kinds=MUTATING_KINDS,
     ),
     Mode(
         id="readonly",
         name="Read-only",
-        description="Only tools that read, search, fetch or think.",
+        description="Offers only tools that read, search, fetch or think: nothing is changed.",
         allowed_kinds=READ_ONLY_KINDS,
     ),
     Mode(
         id="planning",
         name="Planning",
-        description="Writes a plan; runs no tool that changes anything.",
+        description="Investigates and writes a plan; runs no tool that changes anything.",
         plan_only=True,
     ),
 )
-"""The standard preset: `agentic`, `interactive`, `readonly`, `planning`."""
+"""The standard preset: `agentic`, `interactive`, `readonly`, `planning`.
+
+A mode adds to the agent's own permission rules (`permission_policy`, the framework's approvals),
+never removes from them: in `agentic` a tool the agent's rules ask about is still asked about."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,6 +238,12 @@ class AgentOptions:
     together), in bytes; a larger one is answered -32602 before the turn starts. `None`: the
     `ACPKIT_MAX_PROMPT_BYTES` environment variable, else 16 MiB (see
     [`MAX_PROMPT_BYTES`][acpkit_core.limits.MAX_PROMPT_BYTES])."""
+    max_turn_requests: int | None = None
+    """The most model requests one turn may make (a subagent's included); the turn then ends
+    `max_turn_requests` with a message saying which limit stopped it and how to raise it. Both
+    adapters count the same thing: pydantic-ai's request limit is set to it, and a LangGraph graph's
+    model calls are counted. `None`: the `ACPKIT_MAX_TURN_REQUESTS` environment variable, else 1,000
+    (see [`MAX_TURN_REQUESTS`][acpkit_core.limits.MAX_TURN_REQUESTS])."""
     auth: Authentication | None = None
     """Authentication methods advertised in `initialize` (an [`Authentication`][acpkit_core.auth.Authentication]);
     when one is required, every session request answers -32000 until one succeeds. `None`: no authentication."""
@@ -268,6 +281,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     extensions: Extensions | None
     max_message_bytes: int | None
     max_prompt_bytes: int | None
+    max_turn_requests: int | None
     auth: Authentication | None
     telemetry: Telemetry | None
 

@@ -207,6 +207,16 @@ class Elicitor:
         except RequestError as exc:  # advertised, but the client could not serve it
             log.warning("session %s: elicitation/create failed: %s", self._session_id, exc)
             return Answer(outcome="unavailable", via="elicitation")
+        except ConnectionError:  # the client went away: nobody will answer
+            self._cancel.set()
+            return Answer(outcome="cancelled", via="elicitation")
+        except Exception as exc:  # a result that is not an elicitation answer
+            log.warning(
+                "session %s: the answer to a question could not be read (%s): taken as declined",
+                self._session_id,
+                type(exc).__name__,
+            )
+            return Answer(outcome="declined", via="elicitation")
         if response is None:
             return Answer(outcome="cancelled", via="elicitation")
         if not isinstance(response, AcceptElicitationResponse):
@@ -230,6 +240,7 @@ class Elicitor:
             status="pending",
             field_meta={QUESTION_META_KEY: {"toolCallId": tool_call_id}} if tool_call_id else None,
         )
+        unreadable = False
         try:
             response = await self._race(
                 self._conn.request_permission(session_id=self._session_id, tool_call=update, options=wire_options)
@@ -237,8 +248,19 @@ class Elicitor:
         except RequestError as exc:
             log.warning("session %s: the question could not be asked: %s", self._session_id, exc)
             return Answer(outcome="unavailable", via="permission")
+        except ConnectionError:
+            response = None  # the client went away: nobody will answer
+        except Exception as exc:  # a result that is not a permission outcome
+            log.warning(
+                "session %s: the answer to a question could not be read (%s): taken as declined",
+                self._session_id,
+                type(exc).__name__,
+            )
+            response, unreadable = None, True
         outcome = response.outcome if response is not None else None
-        if outcome is None or outcome.outcome == "cancelled":
+        if unreadable:
+            answer = Answer(outcome="declined", via="permission")
+        elif outcome is None or outcome.outcome == "cancelled":
             self._cancel.set()  # a permission answered `cancelled` means the prompt turn was cancelled
             answer = Answer(outcome="cancelled", via="permission")
         elif outcome.option_id in {c.value for c in options}:
@@ -266,12 +288,20 @@ class Elicitor:
         if self._before_ask is not None:
             await self._before_ask()
         asked = asyncio.ensure_future(request)
+        asked.add_done_callback(_read)  # read below, or (given up, this task stopping) by no one
         cancelled = asyncio.ensure_future(self._cancel.wait())
         try:
             await asyncio.wait({asked, cancelled}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             cancelled.cancel()
-        if not asked.done() or self._cancel.is_set():
-            asked.cancel()
+            if not asked.done():
+                asked.cancel()
+        if asked.cancelled() or self._cancel.is_set():
             return None
         return asked.result()
+
+
+def _read(future: asyncio.Future[Any]) -> None:
+    """Mark a question's outcome read (an answer that failed after the question was given up is of no interest)."""
+    if not future.cancelled():
+        future.exception()

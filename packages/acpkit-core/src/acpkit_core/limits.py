@@ -1,10 +1,12 @@
-"""Size limits on what a client may send, and where each one's value comes from.
+"""Limits on what a client may send and on what one turn may do, and where each one's value comes from.
 
-Each [`Limit`][acpkit_core.limits.Limit] is set, first match wins, by the `acpkit run` flag, the
-[`AgentOptions`][acpkit_core.config.AgentOptions] field, the environment variable, or its
-default. Sizes are bytes; the environment and the flags also take `KiB`, `MiB` and `GiB`
-(`64MiB`). A refusal names the limit and every way to raise it
-([`Limit.refusal`][acpkit_core.limits.Limit.refusal]).
+Each [`Limit`][acpkit_core.limits.Limit] (a size) and the
+[`RequestLimit`][acpkit_core.limits.RequestLimit] of a turn are set, first match wins, by the
+`acpkit run` flag, the [`AgentOptions`][acpkit_core.config.AgentOptions] field, the environment
+variable, or the default. Sizes are bytes; the environment and the flags also take `KiB`, `MiB`
+and `GiB` (`64MiB`). A refusal, or a turn stopped by its limit, names the limit and every way to
+raise it ([`Limit.refusal`][acpkit_core.limits.Limit.refusal],
+[`RequestLimit.stop_message`][acpkit_core.limits.RequestLimit.stop_message]).
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ from typing import Final
 
 from .errors import UserError
 
-__all__ = ["MAX_MESSAGE_BYTES", "MAX_PROMPT_BYTES", "Limit", "format_size", "parse_size"]
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "MAX_PROMPT_BYTES",
+    "MAX_TURN_REQUESTS",
+    "Limit",
+    "RequestLimit",
+    "format_size",
+    "parse_count",
+    "parse_size",
+]
 
 _UNITS: Final = {
     **dict.fromkeys(("", "b"), 1),
@@ -111,3 +122,62 @@ MAX_PROMPT_BYTES: Final = Limit(
 )
 """The content of one `session/prompt`: text, base64 data and embedded resource text together
 (default 16 MiB). A larger prompt is answered -32602 before anything runs or is stored."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestLimit:
+    """The most model requests one turn may make (a count, not a size)."""
+
+    option: str
+    """The [`AgentOptions`][acpkit_core.config.AgentOptions] field (`max_turn_requests`)."""
+    env: str
+    """The environment variable (`ACPKIT_MAX_TURN_REQUESTS`)."""
+    flag: str
+    """The `acpkit run` flag (`--max-turn-requests`)."""
+    default: int
+    """The value when nothing else sets it."""
+
+    def value(self, configured: int | None) -> int:
+        """The limit: `configured` (from the options or the flag), else the environment, else the default.
+
+        Raises [`UserError`][acpkit_core.errors.UserError] for a value that is not a positive whole number.
+        """
+        if configured is not None:
+            if isinstance(configured, bool) or not isinstance(configured, int) or configured <= 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise UserError(f"AgentOptions.{self.option} must be a positive whole number, got {configured!r}")
+            return configured
+        raw = os.environ.get(self.env, "").strip()
+        if not raw:
+            return self.default
+        try:
+            return parse_count(raw)
+        except ValueError as exc:
+            raise UserError(f"{self.env}: {exc}") from None
+
+    def stop_message(self, limit: int) -> str:
+        """What the user reads when a turn stops at the limit: which limit, and how to raise it."""
+        return (
+            f"The turn stopped after {limit:,} model requests, the most one turn may make "
+            f"({self.option}). The agent's developer can raise it with AgentOptions({self.option}=...) "
+            f"(or the same keyword of `create_acp_agent`), the {self.env} environment variable or "
+            f"`acpkit run {self.flag}`; send a new prompt to go on."
+        )
+
+
+def parse_count(text: str) -> int:
+    """A positive whole number from `"1000"` or `"1_000"`; raises `ValueError` for anything else."""
+    cleaned = text.strip().replace("_", "")
+    if not cleaned.isdigit() or int(cleaned) == 0:
+        raise ValueError(f"not a positive whole number: {text!r} (write for example 1000)")
+    return int(cleaned)
+
+
+MAX_TURN_REQUESTS: Final = RequestLimit(
+    option="max_turn_requests",
+    env="ACPKIT_MAX_TURN_REQUESTS",
+    flag="--max-turn-requests",
+    default=1000,
+)
+"""The model requests one turn may make, its subagents' included (default 1,000: a coding agent's
+long turn makes a few hundred). The turn then ends `max_turn_requests` with a message naming the
+limit; pydantic-ai's request limit and LangGraph's model calls are counted alike."""

@@ -26,6 +26,7 @@ the answer given for each tool call id, and gives up the question when the turn 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ from .runner import PermissionDecision
 if TYPE_CHECKING:
     from .config import Mode
 
+logger = logging.getLogger("acpkit_core.permissions")
+
 __all__ = [
     "Decision",
     "EditHook",
@@ -50,6 +53,7 @@ __all__ = [
     "decision_from_response",
     "effective_decision",
     "permission_options",
+    "refusal_reason",
 ]
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
@@ -328,6 +332,30 @@ def effective_decision(
     return remembered.apply(name, decision) if remembered is not None else decision
 
 
+def refusal_reason(
+    name: str,
+    kind: ToolKind,
+    *,
+    policy: PermissionPolicy | None = None,
+    mode: Mode | None = None,
+    remembered: RememberedPermissions | None = None,
+) -> str:
+    """Why a tool may not run, naming what refused it: the agent's policy, the session's mode, or the
+    user's "always reject" (what the model reads for a call refused without asking)."""
+    if policy is not None and policy.decide(name, kind) == "deny":
+        return f"The agent's permission policy does not allow `{name}`; do not retry it."
+    if mode is not None and not mode.allows(kind):
+        return (
+            f"The session's mode `{mode.id}` ({mode.name}) does not allow `{name}` (a tool that changes things: "
+            f"{kind}); do not retry it unless the user switches to another mode."
+            if kind in ("edit", "delete", "move", "execute")
+            else f"The session's mode `{mode.id}` ({mode.name}) does not allow `{name}` ({kind}); do not retry it."
+        )
+    if remembered is not None and remembered.lookup(name) == "reject":
+        return f"The user chose to always reject `{name}`; do not retry it unless asked."
+    return f"`{name}` may not run in this session; do not retry it."
+
+
 PermissionAsker: TypeAlias = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[RequestPermissionResponse]]
 """Sends one `session/request_permission` (the tool call and the options) and returns the client's answer."""
 
@@ -344,6 +372,10 @@ class PermissionGate:
     While a question is open, [`cancel`][acpkit_core.permissions.PermissionGate.cancel] (a
     `session/cancel`) gives it up at once with the outcome `cancelled`; a `cancelled` answer from
     the client cancels the gate too.
+
+    An answer the gate cannot read (a JSON-RPC error, a result that is not a permission outcome)
+    is a refusal: the call does not run, the turn goes on, and one line on stderr says why. A
+    connection that closes while the question is open cancels the gate: nobody is left to answer.
     """
 
     def __init__(
@@ -407,6 +439,10 @@ class PermissionGate:
         """True unless every rule lets this tool run without asking."""
         return self.decide(name, kind) != "allow"
 
+    def refusal(self, name: str, kind: ToolKind) -> str:
+        """Why this tool may not run, naming what refused it (`refusal_reason`: the policy, the mode, the user)."""
+        return refusal_reason(name, kind, policy=self.policy, mode=self.mode, remembered=self.remembered)
+
     async def authorize_tool(
         self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
     ) -> PermissionDecision:
@@ -465,15 +501,49 @@ class PermissionGate:
             tool_call_id=tool_call_id, title=title, kind=kind, status="pending", raw_input=raw_input
         )
         ask = asyncio.ensure_future(self._asker(tool_call, options))
+        ask.add_done_callback(_read)  # read below, or (given up, this task stopping) by no one
         cancelled = asyncio.ensure_future(self._cancel.wait())
         try:
             await asyncio.wait({ask, cancelled}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             cancelled.cancel()
-        if not ask.done():
-            ask.cancel()
+            if not ask.done():  # given up (a cancel), or this task is stopping: nobody waits for the answer
+                ask.cancel()
+        if ask.cancelled():
             return PermissionDecision(outcome="cancelled")
-        decision = decision_from_response(ask.result(), options)
+        error = ask.exception()
+        response = ask.result() if error is None else None
+        if isinstance(error, ConnectionError):
+            logger.warning("the client went away while asked about %s (%s): the turn stops", tool_name, tool_call_id)
+            self.cancel()
+            return PermissionDecision(outcome="cancelled")
+        if not isinstance(response, RequestPermissionResponse):
+            why = _unreadable(error) if error is not None else f"a {type(response).__name__} result"
+            logger.warning(
+                "the client's answer about %s (%s) could not be read (%s): the call is refused",
+                tool_name,
+                tool_call_id,
+                why,
+            )
+            return PermissionDecision(outcome="reject")
+        decision = decision_from_response(response, options)
         if decision.outcome == "cancelled":
             self.cancel()
         return decision
+
+
+def _read(future: asyncio.Future[Any]) -> None:
+    """Mark a question's outcome read: an answer that failed after the question was given up (the
+    connection closed while the turn stopped) is of no interest, and is no "never retrieved" traceback."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _unreadable(error: BaseException) -> str:
+    """One line saying why an answer could not be read."""
+    code = getattr(error, "code", None)
+    lines = str(error).strip().splitlines()
+    first = lines[0][:200] if lines else ""
+    if isinstance(code, int):
+        return f"JSON-RPC error {code}: {first}" if first else f"JSON-RPC error {code}"
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__

@@ -485,6 +485,13 @@ class Turn(Protocol):
         ...
 
     @property
+    def max_requests(self) -> int:
+        """The most model requests this turn may make (`AgentOptions.max_turn_requests`, its subagents'
+        included). A runner that reaches it ends the turn `max_turn_requests` with
+        [`request_limit_message`][acpkit_core.stop.request_limit_message]."""
+        ...
+
+    @property
     def cancelled(self) -> bool:
         """True once `session/cancel` (or `session/close`) arrived for this turn."""
         ...
@@ -507,6 +514,11 @@ class Turn(Protocol):
 
     def needs_permission(self, name: str, kind: ToolKind) -> bool:
         """True when the policy or the mode says to ask before running this tool (and no `always` answer covers it)."""
+        ...
+
+    def refusal(self, name: str, kind: ToolKind) -> str:
+        """Why this tool may not run, naming what refused it (the agent's policy, the session's mode, the
+        user's "always reject"): what the model reads for a call refused without asking."""
         ...
 
     async def authorize_tool(

@@ -36,8 +36,10 @@ class LangChainAcpOptions(AgentOptionsKwargs, total=False):
     (`langgraph-checkpoints.sqlite3`; LangGraph's Postgres saver on the same database for a
     `postgresql://` store, with the `postgres` extra; in memory for the memory store)."""
     recursion_limit: int | None
-    """LangGraph's recursion limit per run; reaching it ends the turn `max_turn_requests`. Default:
-    LangGraph's."""
+    """LangGraph's recursion limit (steps of one run); reaching it ends the turn `max_turn_requests`,
+    with a message naming it. Default: the graph's own (`create_agent` and DeepAgents set 9,999),
+    else the larger of 9,999 and ten steps per request of `max_turn_requests` (not LangGraph's 25),
+    so that the per-turn request limit is what stops a long turn."""
     edit_tool_call: EditHook | None
     """Replace a tool call's arguments when the user approves it. Default: none."""
     durability: Durability

@@ -52,7 +52,7 @@ from langgraph.errors import GraphBubbleUp
 
 from ._context import Binding, StaticClassifier, current_binding
 from ._events import message_parts
-from ._gate import AcpToolGate
+from ._gate import AcpModelGate, AcpToolGate
 from ._threads import ThreadToolTwin, running_loop
 from ._tools import finish_call
 
@@ -232,13 +232,17 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self._message_runs: set[UUID] = set()
         self._thread_events = ThreadToolEvents(self)
         self._gate = AcpToolGate(lambda: self.binding, resolve=self._event_binding)
+        self._model_gate = AcpModelGate(
+            lambda: self.binding, resolve=self._model_binding if self._conn is not None else None
+        )
         self._twin_registered = False
 
     def handlers(self) -> list[BaseCallbackHandler]:
-        """The permission gate, this handler, and its twin for tools LangChain runs synchronously in worker threads.
+        """The gates, this handler, and its twin for tools LangChain runs synchronously in worker threads.
 
-        The gate (`AcpToolGate`, in `langchain_acp._gate`) refuses, before the tool body
-        runs, a call the session's policy or mode does not allow or the user rejected.
+        The tool gate (`AcpToolGate`, in `langchain_acp._gate`) refuses, before the tool body
+        runs, a call the session's policy or mode does not allow or the user rejected. The model
+        gate (`AcpModelGate`) stops the run at its next model call once the turn is cancelled.
 
         A sync `@tool` runs `invoke` in a thread, where LangChain would run each of this handler's
         coroutines in a new event loop of its own (about a millisecond per event). Pass
@@ -246,7 +250,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         instead. `callbacks=[handler]` alone still works, only slower with sync tools.
         """
         self._twin_registered = True
-        return [self._gate, self._gate.thread_twin(), self, self._thread_events]
+        return [self._model_gate, self._gate, self._gate.thread_twin(), self, self._thread_events]
 
     @property
     def ignore_agent(self) -> bool:
@@ -287,6 +291,22 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         if self._conn is not None and run_id not in self._run_bindings:
             self._resolve(run_id, parent_run_id, metadata)
         return self._binding_for(run_id)
+
+    def _model_binding(
+        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None
+    ) -> Binding | None:
+        """The binding of a model run, found without being remembered (its end may never reach this handler)."""
+        if self._conn is None:
+            return self._binding or current_binding.get()
+        known = self._run_bindings.get(run_id)
+        if known is not None or self.session_id_extractor is None:
+            return known
+        config = cast(RunnableConfig, dict(var_child_runnable_config.get() or {}))
+        config["metadata"] = {**(config.get("metadata") or {}), **(metadata or {})}
+        session_id = self.session_id_extractor(config)
+        if session_id:
+            return self._session_binding(session_id)
+        return self._run_bindings.get(parent_run_id) if parent_run_id is not None else None
 
     def _session_binding(self, session_id: str) -> Binding:
         binding = self._sessions.get(session_id)

@@ -38,6 +38,10 @@ class ToolGate(Protocol):
         """True unless every rule lets the tool run without asking."""
         ...
 
+    def refusal(self, name: str, kind: ToolKind) -> str:
+        """Why the tool may not run, naming what refused it (the policy, the mode, the user)."""
+        ...
+
     async def authorize_tool(
         self, tool_call_id: str, *, tool_name: str, title: str, kind: ToolKind = "other", raw_input: Any = None
     ) -> PermissionDecision:
@@ -73,9 +77,11 @@ class Binding:
     """The ACP session id (the turn's session when served; the one given to `bind_connection` otherwise)."""
 
     def cancel(self) -> None:
-        """Cancel the run's permission questions (a hand-built server calls it from its `session/cancel` handler).
+        """Cancel the run (a hand-built server calls it from its `session/cancel` handler).
 
-        A permission question still open is given up with the outcome `cancelled`.
+        A permission question still open is given up with the outcome `cancelled`, and the run's next
+        model call stops it (with `AcpCallbackHandler().handlers()` in its callbacks): no model is
+        called for a cancelled binding.
         """
         if isinstance(self.gate, PermissionGate):
             self.gate.cancel()

@@ -15,19 +15,27 @@ through the turn); this module only hooks LangChain's tool execution to them, in
 
 A call is asked about once: the gate keeps the answer per tool call id, so the ACP middleware, a
 human-in-the-loop interrupt, the tool node and the callback never ask twice.
+
+[`AcpModelGate`][langchain_acp._gate.AcpModelGate] does for model calls what the tool gate does for
+tools: once the turn is cancelled, the run's next model call (in any node, subgraph or subagent)
+stops the run before the model is asked anything, so a cancelled turn never pays for another
+model request, even when a tool ignored the cancellation and the graph went on. It also counts the
+turn's model calls: the one past the turn's `max_requests` stops the run
+([`RequestLimitReached`][langchain_acp._gate.RequestLimitReached]) before it is made.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, cast
 from uuid import UUID
 
 from acpkit_core.permissions import EditHook
 from acpkit_core.runner import PermissionDecision
-from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException
 from langgraph.prebuilt import ToolNode
@@ -40,7 +48,9 @@ from ._history import NOT_RUN_TEXT
 from ._threads import ThreadToolTwin, ToolEventsOnly, running_loop
 
 __all__ = [
+    "AcpModelGate",
     "AcpToolGate",
+    "RequestLimitReached",
     "RunResolver",
     "ThreadToolGate",
     "ToolCallRefused",
@@ -56,12 +66,12 @@ _Handler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
 _Wrapper = Callable[[ToolCallRequest, _Handler], Awaitable[ToolMessage | Command[Any]]]
 
 
-def refusal_text(name: str, decision: PermissionDecision, *, allowed_by_rules: bool) -> str:
-    """What the model reads for a call that did not run."""
+def refusal_text(name: str, decision: PermissionDecision, *, refused_by_rules: str | None) -> str:
+    """What the model reads for a call that did not run (`refused_by_rules`: why the rules refuse it, if they do)."""
     if decision.outcome == "cancelled":
         return NOT_RUN_TEXT
-    if not allowed_by_rules:
-        return f"The tool `{name}` is not allowed in this session."
+    if refused_by_rules is not None:
+        return refused_by_rules
     return f"The user rejected the call to `{name}`; do not retry it unless asked."
 
 
@@ -91,7 +101,8 @@ async def authorize(
     decision = await gate.authorize_tool(tool_call_id, tool_name=name, title=title, kind=kind, raw_input=dict(args))
     if decision.allowed:
         return decision, None
-    text = refusal_text(name, decision, allowed_by_rules=gate.tool_allowed(name, kind))
+    by_rules = None if gate.tool_allowed(name, kind) else gate.refusal(name, kind)
+    text = refusal_text(name, decision, refused_by_rules=by_rules)
     await binding.tools.fail(tool_call_id, text, name=name)
     return decision, text
 
@@ -233,3 +244,125 @@ class ThreadToolGate(ThreadToolTwin):
             return coro  # nowhere to forward: LangChain runs it in a loop of its own
         asyncio.run_coroutine_threadsafe(coro, loop).result()
         return None
+
+
+_CHECKED_RUNS = 256
+"""Model runs the model gate remembers having decided (LangChain re-reads `run_inline` between the
+inline and the gathered handlers of one event, so a handler whose answer changed meanwhile hears it twice)."""
+
+
+class RequestLimitReached(BaseException):
+    """Raised at a turn's model call past its request limit, before the call is made.
+
+    A `BaseException`, as `asyncio.CancelledError` is: no tool's or middleware's error handling (a
+    retry, a fallback model, a tool node's error message) takes it for a failure to recover from.
+    """
+
+    def __init__(self, limit: int) -> None:
+        """The turn may make `limit` model requests."""
+        super().__init__(f"the turn's request limit of {limit} model requests was reached")
+        self.limit = limit
+        """The limit reached."""
+
+
+class AcpModelGate(BaseCallbackHandler):
+    """Stops the run at its next chat model call once the turn is cancelled, or when the call would
+    pass the turn's request limit: the model is not called.
+
+    It raises `asyncio.CancelledError` (a cancel) or
+    [`RequestLimitReached`][langchain_acp._gate.RequestLimitReached] from the model's start
+    callback, which no tool's or middleware's error handling takes for a failure to recover from:
+    the run ends as if its task had been cancelled, and the turn ends `cancelled` (or
+    `max_turn_requests`). A sync handler: in a worker thread (a sync node's model) LangChain calls it
+    in place, and it comes first among the run's handlers, so it raises before any other made a
+    coroutine. On the event loop it runs inline while the next call may be made; once that call is
+    to be stopped it runs with the handlers LangChain gathers after the inline ones, so that
+    raising leaves no other handler's coroutine unawaited.
+    """
+
+    raise_error = True
+
+    def __init__(
+        self, binding: Callable[[], Binding | None] = current_binding.get, *, resolve: RunResolver | None = None
+    ) -> None:
+        """Watch the turn of the binding `binding()` returns (or `resolve(...)` finds for each run)."""
+        self.binding = binding
+        """Returns the binding whose turn is watched."""
+        self.resolve = resolve
+        """Finds the binding of one model run, when the runs of several sessions pass here."""
+        self._requests: dict[int, int] = {}
+        self._checked: OrderedDict[UUID, None] = OrderedDict()
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Not for tool events."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not for retriever events."""
+        return True
+
+    @property
+    def ignore_retry(self) -> bool:
+        """Not for retries."""
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        """Not for custom events."""
+        return True
+
+    @property
+    def ignore_llm(self) -> bool:
+        """Not for a model's tokens and end (only a chat model's start)."""
+        return True
+
+    @property
+    def run_inline(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """Inline while the turn's next model call may be made; gathered once it is to be stopped
+        (and always when the runs of several sessions pass here)."""
+        if self.resolve is not None:
+            return False
+        binding = self.binding()
+        return binding is None or self._stop(binding) is None
+
+    def _stop(self, binding: Binding) -> BaseException | None:
+        """What stops the turn's next model call, if anything."""
+        if binding.gate.cancelled:
+            return asyncio.CancelledError("the turn was cancelled: no more model calls")
+        turn = binding.turn
+        if turn is not None and self._requests.get(id(binding), 0) >= turn.max_requests:
+            return RequestLimitReached(turn.max_requests)
+        return None
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Raise `asyncio.CancelledError` when the run's turn is cancelled, `RequestLimitReached` when
+        this call would pass the turn's request limit; else count the call (a served turn's)."""
+        if run_id in self._checked:  # LangChain may hand one event to a handler twice: the first decides
+            return
+        self._checked[run_id] = None
+        if len(self._checked) > _CHECKED_RUNS:
+            self._checked.popitem(last=False)
+        binding = self.resolve(run_id, parent_run_id, metadata) if self.resolve is not None else self.binding()
+        if binding is None:
+            return
+        stop = self._stop(binding)
+        if stop is not None:
+            raise stop
+        if binding.turn is not None:  # a hand-built server's run has no turn: no request limit
+            self._requests[id(binding)] = self._requests.get(id(binding), 0) + 1

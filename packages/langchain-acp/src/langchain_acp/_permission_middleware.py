@@ -17,7 +17,7 @@ from typing import Any, Literal, cast
 
 from acp.schema import ToolKind
 from acpkit_core.config import STANDARD_MODES, Mode
-from acpkit_core.permissions import EditHook, PermissionPolicy
+from acpkit_core.permissions import EditHook, PermissionPolicy, refusal_reason
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
@@ -63,6 +63,14 @@ class AcpPermissionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _kind(self, binding: Binding, call: ToolCall) -> ToolKind:
         return binding.tools.classifier.classify_tool(call["name"], call["args"])
 
+    def refusal(self, binding: Binding, state: Mapping[str, Any], name: str, kind: ToolKind) -> str:
+        """Why a denied call may not run, naming what refused it: this policy, the turn's rules, or the mode."""
+        if self.policy is not None and self.policy.decide(name, kind) == "deny":
+            return refusal_reason(name, kind, policy=self.policy)
+        if not binding.gate.tool_allowed(name, kind):
+            return binding.gate.refusal(name, kind)
+        return refusal_reason(name, kind, mode=self.modes.get(str(state.get("acp_mode", ""))))
+
     def verdict(self, binding: Binding, state: Mapping[str, Any], name: str, kind: ToolKind) -> _Verdict:
         """`allow`, `ask` or `deny` for one call: the most cautious of this policy and the turn's gate."""
         verdicts: list[_Verdict] = []
@@ -97,7 +105,9 @@ class AcpPermissionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             kind = self._kind(binding, call)
             verdict = self.verdict(binding, cast(Mapping[str, Any], state), call["name"], kind)
             if verdict == "deny":
-                answers.append(_message(call, f"The tool `{call['name']}` is not allowed in this session."))
+                answers.append(
+                    _message(call, self.refusal(binding, cast(Mapping[str, Any], state), call["name"], kind))
+                )
                 await binding.tools.fail(call["id"] or "", "Not allowed", name=call["name"])
             elif verdict == "ask" and call["id"]:
                 await binding.tools.announce(call["id"], call["name"], call["args"])

@@ -11,7 +11,10 @@
   [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler];
 - approvals: LangChain's human-in-the-loop interrupts become permission requests;
 - permissions: every tool call passes the turn's gate (`_gate`), whatever the graph's shape;
-- cancellation: the server cancels the turn's task, which stops the graph.
+- cancellation: the server cancels the turn's task, which stops the graph; the run's next model call
+  stops it too (no model call after a cancel);
+- limits: a turn makes at most `turn.max_requests` model calls (`max_turn_requests`), counted at
+  each model call of the run (subagents' included); the one past it ends the turn `max_turn_requests`.
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.permissions import EditHook
 from acpkit_core.runner import Session, ToolInfo, ToolListing, ToolSource, Turn
-from acpkit_core.stop import stop_reason_from_finish
+from acpkit_core.stop import limit_message, request_limit_message, stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.errors import GraphRecursionError
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability
 
@@ -44,17 +48,28 @@ from ._callbacks import AcpCallbackHandler
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, current_binding
 from ._events import StreamMapper
-from ._gate import gated_graph
+from ._gate import RequestLimitReached, gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._mcp import MCP_SERVER_METADATA, McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
 from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._session import LangGraphSessionState
-from ._stop import stop_reason_from_error
+from ._stop import limit_stop_reason as _limit_stop_reason
 from ._warm import warm_up
 
 __all__ = ["Graph", "GraphFactory", "LangGraphRunner", "SessionContext", "human_message"]
+
+DEFAULT_RECURSION_LIMIT = 9_999
+"""The recursion limit of a run whose graph sets none and whose developer gave none (`create_agent`'s
+and DeepAgents' own): the turn's request limit (`max_turn_requests`) is what stops a long turn."""
+
+STEPS_PER_REQUEST = 10
+"""Graph steps allowed per model request, at least, when the runner sets the recursion limit (a model
+call, its tools and a few middleware nodes), so that `max_turn_requests` is reached first."""
+
+LANGGRAPH_RECURSION_LIMIT = 25
+"""LangGraph's own default recursion limit (steps of one run)."""
 
 PLAN_TOOL_NAME = "write_todos"
 """The tool that writes a graph's `todos` (LangChain's `TodoListMiddleware`, DeepAgents): its plan tool."""
@@ -103,7 +118,9 @@ class LangGraphRunner:
     embedded: EmbeddedCheckpointer = field(default_factory=lambda: EmbeddedCheckpointer(None))
     """The embedded saver used when neither the graph nor the developer gives one."""
     recursion_limit: int | None = None
-    """LangGraph recursion limit per run (hitting it ends the turn `max_turn_requests`)."""
+    """LangGraph recursion limit per run (hitting it ends the turn `max_turn_requests`). `None`: the
+    graph's own (`create_agent` and DeepAgents set 9,999), else the larger of 9,999 and ten steps per
+    model request the turn may make (`max_turn_requests`): the turn's request limit stops it first."""
     edit_tool_call: EditHook | None = None
     """Lets the developer replace a tool call's arguments when the user approves it."""
     config: RunnableConfig | None = None
@@ -327,6 +344,8 @@ class LangGraphRunner:
         }
         if self.recursion_limit is not None:
             config["recursion_limit"] = self.recursion_limit
+        elif "recursion_limit" not in (graph.config or {}):  # LangGraph's default (25 steps) cuts agents short
+            config["recursion_limit"] = max(DEFAULT_RECURSION_LIMIT, STEPS_PER_REQUEST * turn.max_requests)
         state = LangGraphSessionState(thread_id=state.thread_id, turns=state.turns + 1)
         state.store(session.state)
         await self._maybe_fork(graph, session, config)
@@ -370,13 +389,22 @@ class LangGraphRunner:
                 async for namespace, mode, data in stream:
                     await mapper.feed(namespace, mode, data)
                 self.embedded.settle(_checkpointer_of(graph), str(config.get("configurable", {})["thread_id"]))
+            except RequestLimitReached as reached:
+                remember_unstarted(state, tracker.unstarted_ids())
+                await tracker.close_open("The turn stopped at its request limit before this tool call finished.")
+                turn.emit.new_message()
+                await turn.emit.text(request_limit_message(reached.limit))
+                return "max_turn_requests"
             except Exception as error:
-                reason = stop_reason_from_error(error)
+                reason = _limit_stop_reason(error)
                 remember_unstarted(state, tracker.unstarted_ids())
                 if reason is None:
                     await tracker.close_open(f"Failed: {error}")
                     raise
                 await tracker.close_open(str(error))
+                if isinstance(error, GraphRecursionError):
+                    turn.emit.new_message()
+                    await turn.emit.text(_recursion_message(graph, config))
                 return reason
             if not mapper.interrupted:  # reading the state back costs a whole checkpoint: only when paused
                 return stop_reason_from_finish(mapper.last_finish_reason)
@@ -408,6 +436,15 @@ class LangGraphRunner:
                 edited = self.edit_tool_call(ask.name, ask.args, decision) if self.edit_tool_call else None
                 decisions[ask.tool_call_id] = to_decision(decision, edited_args=edited, name=ask.name)
             run_input = Command(resume=resume_value(asks, decisions))
+
+
+def _recursion_message(graph: Graph, config: RunnableConfig) -> str:
+    """What the user reads when LangGraph's recursion limit stopped the turn."""
+    limit = config.get("recursion_limit") or (graph.config or {}).get("recursion_limit") or LANGGRAPH_RECURSION_LIMIT
+    return limit_message(
+        f"the graph ran {limit} steps, LangGraph's recursion limit for one run",
+        "The agent's developer can raise it with `create_acp_agent(recursion_limit=...)`",
+    )
 
 
 def _checkpointer_of(graph: Graph) -> object:

@@ -11,11 +11,11 @@ from typing import Any, cast
 
 from acp.schema import StopReason
 from acpkit_core.errors import error_code as core_error_code
-from acpkit_core.stop import stop_reason_from_finish
+from acpkit_core.stop import stop_reason_for_failure, stop_reason_from_finish
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphRecursionError
 
-__all__ = ["error_code", "finish_reason", "stop_reason_from_error", "stop_reason_from_state"]
+__all__ = ["error_code", "finish_reason", "limit_stop_reason", "stop_reason_from_error", "stop_reason_from_state"]
 
 
 def finish_reason(message: AIMessage) -> str | None:
@@ -40,8 +40,9 @@ def stop_reason_from_state(values: Mapping[str, Any] | None) -> StopReason:
     return "end_turn"
 
 
-def stop_reason_from_error(error: BaseException) -> StopReason | None:
-    """The stop reason an exception means (`GraphRecursionError` -> `max_turn_requests`), or `None`."""
+def limit_stop_reason(error: BaseException) -> StopReason | None:
+    """The stop reason of a run a limit ended (`GraphRecursionError` -> `max_turn_requests`, a model's
+    length or content-filter error), or `None` for a failure."""
     if isinstance(error, GraphRecursionError):
         return "max_turn_requests"
     name = type(error).__name__
@@ -50,6 +51,26 @@ def stop_reason_from_error(error: BaseException) -> StopReason | None:
     if name in ("LengthFinishReasonError",):
         return "max_tokens"
     return None
+
+
+def stop_reason_from_error(error: BaseException) -> StopReason:
+    """The stop reason an exception that ended a graph run means, by the middleware specification's table.
+
+    | exception | stop reason |
+    |---|---|
+    | `GraphRecursionError` (the recursion limit) | `max_turn_requests` |
+    | a model's `LengthFinishReasonError` | `max_tokens` |
+    | a model's `ContentFilterFinishReasonError` | `refusal` |
+    | `asyncio.CancelledError` | `cancelled` |
+    | permission denied (`PathPolicyError`, `PermissionError`, a provider's 403) | `cancelled` |
+    | anything else | `end_turn` |
+
+    For a hand-built server that ends a failed run with a stop reason (the spec's "agent
+    encounters error": `end_turn`, after telling the user). `create_acp_agent` does not: a turn
+    whose graph fails is answered with the JSON-RPC error of [`error_code`][langchain_acp.error_code]
+    (-32603 unless the exception means something ACP names), so an editor can tell it from a normal end.
+    """
+    return limit_stop_reason(error) or stop_reason_for_failure(error)
 
 
 def error_code(error: BaseException) -> int:

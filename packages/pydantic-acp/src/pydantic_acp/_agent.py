@@ -16,8 +16,10 @@ from ._runner import AgentFactory, AnyAgent, DepsFactory, PydanticRunner
 
 __all__ = ["ModelSpec", "PydanticAcpOptions", "create_acp_agent", "run_acp"]
 
-ModelSpec = ModelOption | Model | str
-"""A model offered to the user: a `ModelOption`, a pydantic-ai `Model`, or a model name (`openai:gpt-5`)."""
+ModelSpec = ModelOption | Model | str | tuple[ModelOption, Model]
+"""A model offered to the user: a `ModelOption`, a pydantic-ai `Model` (offered as `system:model_name`),
+a model name (`openai:gpt-5`), or a `(ModelOption, Model)` pair: that model, offered under the
+option's id, name and description."""
 
 
 def model_id(model: Model) -> str:
@@ -29,7 +31,13 @@ def _models(specs: Sequence[ModelSpec]) -> tuple[list[ModelOption], dict[str, Mo
     options: list[ModelOption] = []
     by_id: dict[str, Model | str] = {}
     for spec in specs:
-        if isinstance(spec, ModelOption):
+        if isinstance(spec, tuple):
+            option, model = spec
+            if not isinstance(option, ModelOption) or not isinstance(model, Model):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise UserError(f"create_acp_agent(models=...): a pair is (ModelOption, Model), got {spec!r}")
+            options.append(option)
+            by_id[option.id] = model
+        elif isinstance(spec, ModelOption):
             options.append(spec)
         elif isinstance(spec, Model):
             options.append(ModelOption(id=model_id(spec), name=spec.model_name))
@@ -55,15 +63,18 @@ class PydanticAcpOptions(AgentOptionsKwargs, total=False):
     may depend on the session's cwd, mode or config. Default: none."""
     models: Sequence[ModelSpec]
     """Models offered in the `model` config option: model names (`"openai:gpt-5"`), `Model` instances
-    (offered as `system:model_name`) or `ModelOption`s; the first is the default. Default: none."""
+    (offered as `system:model_name`), `ModelOption`s, or `(ModelOption, Model)` pairs (a `Model`
+    instance under an id, name and description of your choosing); the first is the default. Default: none."""
     client_tools: bool
     """Offer `read_file`, `write_file` and `run_command` through the client. Default: `False`."""
     plan_tool: bool | None
     """Offer the `update_plan` tool: `None` in plan-only modes only, `True` always, `False` never.
     Default: `None`."""
     usage_limits: UsageLimits | None
-    """`UsageLimits` of each turn; hitting one ends the turn `max_turn_requests` (requests, tool calls,
-    cost) or `max_tokens` (token limits). Default: none."""
+    """`UsageLimits` of each turn (tool calls, tokens); hitting one ends the turn `max_turn_requests`
+    (tool calls) or `max_tokens` (token limits), with a message naming it. The model requests of a
+    turn are limited by `max_turn_requests` (one option for every adapter), never by this one's
+    `request_limit`: set to anything but pydantic-ai's default, it is refused. Default: none."""
     model_settings: ModelSettings | None
     """`ModelSettings` of each run. Default: none."""
     deps_factory: DepsFactory | None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import json
 import logging
@@ -21,8 +22,10 @@ from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
 from acpkit_core.runner import Session, ToolInfo, ToolListing, Turn
+from acpkit_core.stop import limit_message, request_limit_message
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -39,7 +42,7 @@ from ._lifecycle import LifecycleCards
 from ._mcp import SessionMcp
 from ._modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
 from ._render import render_prompt
-from ._stop import stop_reason_from_error, stop_reason_from_messages
+from ._stop import limit_stop_reason, stop_reason_from_messages
 from ._thinking import thinking_settings
 from ._unstreamed import streaming_model
 from ._warm import warm_up
@@ -57,6 +60,9 @@ DepsFactory = Callable[[Turn], Any]
 """Builds the `deps` of a run from the turn."""
 
 _STOPPED_TEXT = "The turn stopped before this tool call finished."
+
+_PYDANTIC_REQUEST_LIMIT = UsageLimits().request_limit
+"""pydantic-ai's default request limit (50): a `UsageLimits` that keeps it says nothing about requests."""
 
 
 class _ToolsListed(Exception):
@@ -84,6 +90,12 @@ class PydanticRunner:
     ) -> None:
         if (agent is None) == (agent_factory is None):
             raise UserError("PydanticRunner: pass exactly one of `agent` or `agent_factory=`")
+        if usage_limits is not None and usage_limits.request_limit not in (None, _PYDANTIC_REQUEST_LIMIT):
+            raise UserError(
+                f"usage_limits=UsageLimits(request_limit={usage_limits.request_limit}): the model requests of a turn "
+                f"are limited by max_turn_requests, the same option on every adapter; pass "
+                f"max_turn_requests={usage_limits.request_limit} instead"
+            )
         self._agent = agent
         self._agent_factory = agent_factory
         self._models: dict[str, Model | str] = dict(models or {})
@@ -170,18 +182,21 @@ class PydanticRunner:
                         capabilities=[bridge, LifecycleCards(turn)] if self._show_hooks else [bridge],
                         event_stream_handler=None if own_handler else handle_events,
                         instructions=PLANNING_INSTRUCTIONS if turn.plan_only else None,
-                        usage_limits=self._usage_limits,
+                        usage_limits=self._limits(turn),
                         model_settings=thinking_settings(self._model_settings, session.config),
                         cancellation_token=token,
                     )
                 except BaseException as error:
-                    stop = stop_reason_from_error(error)
+                    stop = limit_stop_reason(error)
                     messages = _messages_of(error) or list(captured)
                     unstarted = projector.unstarted_ids()
                     await projector.fail_open(_STOPPED_TEXT)
                     save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
                     if stop is None:
                         raise
+                    if isinstance(error, UsageLimitExceeded):
+                        turn.emit.new_message()
+                        await turn.emit.text(_limit_stop(error, turn.max_requests))
                     return stop
         finally:
             watcher.cancel()
@@ -193,6 +208,10 @@ class PydanticRunner:
         if not isinstance(result.output, str):
             await projector.output_text(_show(result.output))
         return "cancelled" if turn.cancelled else stop_reason_from_messages(messages)
+
+    def _limits(self, turn: Turn) -> UsageLimits:
+        """The developer's usage limits, with the turn's request limit (`max_turn_requests`)."""
+        return dataclasses.replace(self._usage_limits or UsageLimits(), request_limit=turn.max_requests)
 
     # --- SessionHooks --------------------------------------------------------------------------
 
@@ -257,6 +276,16 @@ class PydanticRunner:
 async def _cancel_when(turn: Turn, token: CancellationToken) -> None:
     await turn.wait_cancelled()
     token.cancel()
+
+
+def _limit_stop(error: UsageLimitExceeded, max_requests: int) -> str:
+    """What the user reads when a usage limit stopped the turn: which limit, and how to raise it."""
+    if "request_limit" in error.message:
+        return request_limit_message(max_requests)
+    return limit_message(
+        f"pydantic-ai's usage limit ({error.message})",
+        "The agent's developer can change it with `create_acp_agent(usage_limits=UsageLimits(...))`",
+    )
 
 
 def _messages_of(error: BaseException) -> list[ModelMessage] | None:

@@ -10,6 +10,10 @@ Finish reasons go through the core table (`acpkit_core.stop`); exceptions throug
 | `UsageLimitExceeded` for the request, tool-call or cost limit | `max_turn_requests` |
 | last `finish_reason` `content_filter`, `ContentFilterError` | `refusal` |
 | `RunCancelled` | `cancelled` |
+
+[`stop_reason_from_error`][pydantic_acp.stop_reason_from_error] goes on with the LangChain ACP
+middleware specification's table for every other exception (a refused permission `cancelled`,
+anything else `end_turn`); the runner itself answers a failed run with a JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -17,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from acp.schema import StopReason
-from acpkit_core.stop import stop_reason_from_finish
+from acpkit_core.stop import stop_reason_for_failure, stop_reason_from_finish
 from pydantic_ai.exceptions import ContentFilterError, OutputTokenLimitExceeded, RunCancelled, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
-__all__ = ["ERROR_STOP_REASONS", "stop_reason_from_error", "stop_reason_from_messages"]
+__all__ = ["ERROR_STOP_REASONS", "limit_stop_reason", "stop_reason_from_error", "stop_reason_from_messages"]
 
 ERROR_STOP_REASONS: Sequence[tuple[type[BaseException], StopReason]] = (
     (RunCancelled, "cancelled"),
@@ -42,7 +46,21 @@ def stop_reason_from_messages(messages: Sequence[ModelMessage]) -> StopReason:
     return "end_turn"
 
 
-def stop_reason_from_error(error: BaseException) -> StopReason | None:
+def stop_reason_from_error(error: BaseException) -> StopReason:
+    """The stop reason an exception that ended a run means, by the middleware specification's table.
+
+    `ERROR_STOP_REASONS` first (a cancel, a content filter, a token or request limit), then
+    `cancelled` for a refused permission (`PathPolicyError`, `PermissionError`, a provider's 403)
+    or `asyncio.CancelledError`, and `end_turn` for anything else.
+
+    For a hand-built server that ends a failed run with a stop reason. `create_acp_agent` does
+    not: a turn whose run fails is answered with a JSON-RPC error (-32603 unless the exception
+    means something ACP names), so an editor can tell it from a normal end.
+    """
+    return limit_stop_reason(error) or stop_reason_for_failure(error)
+
+
+def limit_stop_reason(error: BaseException) -> StopReason | None:
     """The stop reason for a run that raised `error`, or `None` when it is a real failure."""
     if isinstance(error, UsageLimitExceeded) and any(limit in error.message for limit in _TOKEN_LIMITS):
         return "max_tokens"

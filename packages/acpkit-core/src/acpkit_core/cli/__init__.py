@@ -205,6 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="largest prompt accepted, e.g. 32MiB (default: $ACPKIT_MAX_PROMPT_BYTES, else 16MiB)",
     )
     _add_telemetry_options(run)
+    run.add_argument(
+        "--max-turn-requests",
+        metavar="N",
+        help="most model requests one turn may make (default: $ACPKIT_MAX_TURN_REQUESTS, else 1000)",
+    )
 
     chat = _subparser(
         sub,

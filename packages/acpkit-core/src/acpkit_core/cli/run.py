@@ -69,8 +69,8 @@ def build_agent(
 ) -> Any:
     """The ACP agent object serving `resolved` (a ready ACP agent is served as it is).
 
-    `limits` (`max_message_bytes`, `max_prompt_bytes`) apply to a ready ACP Kit agent too, and so
-    does `telemetry` when the agent has none of its own.
+    `limits` (`max_message_bytes`, `max_prompt_bytes`, `max_turn_requests`) apply to a ready ACP Kit
+    agent too, and so does `telemetry` when the agent has none of its own.
     """
     limits = dict(limits or {})
     if resolved.adapter is None:
@@ -88,6 +88,7 @@ def build_agent(
         max_message_bytes=limits.get("max_message_bytes"),
         max_prompt_bytes=limits.get("max_prompt_bytes"),
         telemetry=telemetry,
+        max_turn_requests=limits.get("max_turn_requests"),
     )
     if name:
         options.name = name
@@ -95,17 +96,21 @@ def build_agent(
 
 
 def _limits(args: argparse.Namespace) -> dict[str, int]:
-    """The size limits given as flags (raises `ValueError` naming the flag)."""
-    from acpkit_core.limits import MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES, parse_size
+    """The limits given as flags (raises `ValueError` naming the flag)."""
+    from acpkit_core.limits import MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES, MAX_TURN_REQUESTS, parse_count, parse_size
 
     limits: dict[str, int] = {}
-    for limit in (MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES):
-        raw: str | None = getattr(args, limit.option, None)
+    for option, flag, parse in (
+        (MAX_MESSAGE_BYTES.option, MAX_MESSAGE_BYTES.flag, parse_size),
+        (MAX_PROMPT_BYTES.option, MAX_PROMPT_BYTES.flag, parse_size),
+        (MAX_TURN_REQUESTS.option, MAX_TURN_REQUESTS.flag, parse_count),
+    ):
+        raw: str | None = getattr(args, option, None)
         if raw is not None:
             try:
-                limits[limit.option] = parse_size(raw)
+                limits[option] = parse(raw)
             except ValueError as exc:
-                raise ValueError(f"{limit.flag}: {exc}") from None
+                raise ValueError(f"{flag}: {exc}") from None
     return limits
 
 
@@ -179,7 +184,7 @@ def run_main(args: argparse.Namespace) -> int:
         note = "--store and --name do not apply to a ready ACP agent; it is served as built"
         print(f"acpkit run: {note}", file=sys.stderr)
     if limits and not hasattr(getattr(agent, "options", None), "max_message_bytes"):
-        note = "--max-message-bytes and --max-prompt-bytes apply to ACP Kit agents only; this one is served as built"
+        note = "the --max-* limits apply to ACP Kit agents only; this one is served as built"
         print(f"acpkit run: {note}", file=sys.stderr)
     unused = telemetry_note(agent, telemetry)
     if unused:

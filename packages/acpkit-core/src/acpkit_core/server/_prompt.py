@@ -17,7 +17,7 @@ from ..errors import PromptError
 from ..ir import Prompt, Text
 from ..limits import MAX_PROMPT_BYTES, format_size
 
-__all__ = ["check_prompt_size", "display_line", "parse_prompt", "prompt_title"]
+__all__ = ["check_prompt_size", "display_line", "parse_prompt", "prompt_size", "prompt_title"]
 
 _TITLE_LIMIT = 80
 
@@ -57,16 +57,19 @@ def _size(value: object) -> int:
     return 0
 
 
-def check_prompt_size(blocks: object, configured: int | None) -> int:
-    """Refuse a prompt whose text, data and resource content exceed the prompt size limit; else their size.
+def prompt_size(blocks: object) -> int:
+    """UTF-8 bytes of the text, data and resource content of a prompt's blocks: what the size limit counts."""
+    return _size(blocks)
+
+
+def check_prompt_size(size: int, configured: int | None) -> None:
+    """Refuse a prompt whose text, data and resource content (`size`, from `prompt_size`) exceed the limit.
 
     Raises `PromptError` (-32602) naming the size, the limit and how to raise it.
     """
     limit = MAX_PROMPT_BYTES.value(configured)
-    size = _size(blocks)
     if size > limit:
         raise PromptError(f"{format_size(size)} {MAX_PROMPT_BYTES.over(limit)}", field=None)
-    return size
 
 
 def prompt_title(prompt: Prompt) -> str | None:

@@ -43,8 +43,10 @@ class ServerTurn:
         tool_kinds: Mapping[str, ToolKind],
         tool_presentation: Mapping[str, ToolPresentation] | None = None,
         allowed_paths: tuple[str, ...] = (),
+        max_requests: int = 1000,
     ) -> None:
         self._session = session
+        self._max_requests = max_requests
         self._prompt = prompt
         self._emit = emitter
         self._client = client
@@ -138,6 +140,11 @@ class ServerTurn:
         return value if isinstance(value, str) else None
 
     @property
+    def max_requests(self) -> int:
+        """The most model requests this turn may make (`AgentOptions.max_turn_requests`)."""
+        return self._max_requests
+
+    @property
     def plan_only(self) -> bool:
         """True in a mode that plans without running mutating tools."""
         return self._mode is not None and self._mode.plan_only
@@ -175,6 +182,10 @@ class ServerTurn:
     def tool_allowed(self, name: str, kind: ToolKind) -> bool:
         """False when the current mode hides tools of this kind or the policy denies the tool."""
         return self.gate.tool_allowed(name, kind)
+
+    def refusal(self, name: str, kind: ToolKind) -> str:
+        """Why this tool may not run, naming what refused it: the policy, the mode or the user."""
+        return self.gate.refusal(name, kind)
 
     def needs_permission(self, name: str, kind: ToolKind) -> bool:
         """True unless every rule (policy, mode, remembered answers) lets this tool run without asking.

@@ -21,7 +21,8 @@ from acp.schema import (
 
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
-from ..errors import AcpKitError, SessionBusyError, error_code
+from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
+from ..limits import MAX_TURN_REQUESTS
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
@@ -29,7 +30,7 @@ from ..telemetry.observer import ConnectionProbe, TurnProbe, observer_of
 from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
-from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_title
+from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_size, prompt_title
 from .commands import match_command
 from .recording import TurnRecorder, interruption_updates, new_owner
 from .session_manager import SessionManager
@@ -62,6 +63,7 @@ class TurnRunner:
         self.sessions = sessions
         self.commands = commands
         validate_presentation(options.tool_presentation)
+        MAX_TURN_REQUESTS.value(options.max_turn_requests)  # a bad value stops the agent at start-up
         self._tool_kinds = kind_overrides(options.tool_kinds, options.tool_presentation)
         self._owner = new_owner()
         self.connection: ConnectionProbe | None = None
@@ -78,7 +80,8 @@ class TurnRunner:
         """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
 
         `blocks` are the wire JSON blocks (or the SDK's models, where the SDK validated them first);
-        they are checked against the prompt size limit, then parsed, before anything runs or is stored.
+        they are checked against the prompt size limit, then parsed, before anything runs or is stored
+        (a big prompt refused there gives its memory back as a big turn does).
         A turn whose runner raised is recorded, its tool calls closed, and then answered with
         [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603, or the code the error means)
         carrying the one-line cause. `meta` is the request's `_meta` (its W3C trace context is
@@ -90,8 +93,15 @@ class TurnRunner:
             raise SessionBusyError(
                 f"session {session_id!r} is still running a turn; wait for its response or send session/cancel"
             )
-        size = check_prompt_size(blocks, self.options.max_prompt_bytes)
-        parsed = parse_prompt(blocks)
+        size = prompt_size(blocks)
+        try:
+            check_prompt_size(size, self.options.max_prompt_bytes)
+            parsed = parse_prompt(blocks)
+        except PromptError:
+            # What the refused prompt held (its decoded text, kept alive by the error's traceback
+            # until a collection) goes back to the system as an accepted big prompt's does.
+            _release_after_big_turn(size, False, False)
+            raise
         session = live.session
         session_options = self.sessions.session_options
         outbox = self.sessions.outbox
@@ -114,6 +124,7 @@ class TurnRunner:
             tool_kinds=self._tool_kinds,
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
+            max_requests=MAX_TURN_REQUESTS.value(self.options.max_turn_requests),  # `acpkit run` may set it later
         )
         if probe is not None:
             emitter.tool_calls.observer = probe
@@ -255,8 +266,9 @@ class TurnRunner:
         cancelled = asyncio.ensure_future(turn.wait_cancelled())
         try:
             await asyncio.wait({task, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the server is stopping (the client went away): stop the runner too
             task.cancel()
+            task.add_done_callback(_ended_unread)
             raise
         finally:
             cancelled.cancel()
@@ -265,7 +277,10 @@ class TurnRunner:
             if not done:
                 task.cancel()
                 await asyncio.wait({task}, timeout=1.0)
-        if not task.done() or task.cancelled():
+        if not task.done():
+            task.add_done_callback(_ended_unread)  # it still runs (a tool ignores cancellation): no one waits
+            return "cancelled"
+        if task.cancelled():
             return "cancelled"
         exc = task.exception()
         if exc is not None:
@@ -314,6 +329,16 @@ async def _observed(probe: TurnProbe, work: Awaitable[PromptResponse]) -> Prompt
 def _adapter_name(runner: Runner) -> str:
     """The distribution-like name of the package a runner comes from (`pydantic-acp`, `langchain-acp`)."""
     return type(runner).__module__.split(".")[0].replace("_", "-")
+def _ended_unread(task: asyncio.Future[Any]) -> None:
+    """The end of a runner nobody waits for any more: what it raised is logged in one line, not as a
+    "never retrieved" traceback (it typically fails to send updates to a client that is gone)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        logger.info(
+            "a stopped turn's runner ended with %s: %s", type(exc).__name__, display_line(str(exc), _CAUSE_LIMIT)
+        )
 
 
 def _release_after_big_turn(prompt_size: int, grown: bool, unloaded: bool) -> None:

@@ -117,6 +117,8 @@ class AcpTestClient:
         root: str | Path | None = None,
         permission_answers: PermissionAnswer = (),
         fs: bool = True,
+        fs_read: bool | None = None,
+        fs_write: bool | None = None,
         terminal: bool = True,
         boolean_options: bool = False,
         elicitation: bool = False,
@@ -132,6 +134,10 @@ class AcpTestClient:
         """How to answer `session/request_permission`; a list is consumed in order (default `allow_once`)."""
         self.fs = fs
         """Advertise and serve `fs/read_text_file` and `fs/write_text_file`."""
+        self.fs_read = fs if fs_read is None else fs_read
+        """Advertise `fs.readTextFile` (default: as `fs`)."""
+        self.fs_write = fs if fs_write is None else fs_write
+        """Advertise `fs.writeTextFile` (default: as `fs`)."""
         self.terminal = terminal
         """Advertise and serve `terminal/*`."""
         self.boolean_options = boolean_options
@@ -275,7 +281,7 @@ class AcpTestClient:
     async def initialize(self, *, protocol_version: int = PROTOCOL_VERSION, **kwargs: Any) -> InitializeResponse:
         """Send `initialize` with this client's capabilities."""
         caps = ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=self.fs, write_text_file=self.fs),
+            fs=FileSystemCapabilities(read_text_file=self.fs_read, write_text_file=self.fs_write),
             terminal=self.terminal,
             session=ClientSessionCapabilities(
                 config_options=SessionConfigOptionsCapabilities(boolean=BooleanConfigOptionCapabilities())
