@@ -29,6 +29,7 @@ from ..errors import UserError
 from ..limits import MAX_MESSAGE_BYTES
 from ..runner import Session
 from ..server import AcpAgent
+from ..server.session_manager import SessionOpenings
 from ..store import SessionPage, SessionStore, StoredSession, TurnStart, open_store
 from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
 from .app import Endpoint, Limits
@@ -189,6 +190,7 @@ class RemoteServer:
         self._store = open_store(agent.options.store)
         shared = SharedStore(self._store)
         self._agent_options = dataclasses.replace(agent.options, store=shared)
+        self._openings = SessionOpenings()
         limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
         self.endpoint = Endpoint(
             self._make_agent,
@@ -225,7 +227,9 @@ class RemoteServer:
         self._stopped = False
 
     def _make_agent(self) -> AcpAgent:
-        return type(self.agent)(self.agent.runner, self._agent_options)
+        agent = type(self.agent)(self.agent.runner, self._agent_options)
+        agent.sessions.openings = self._openings  # one runner for every connection: its session hooks balance
+        return agent
 
     @property
     def port(self) -> int:

@@ -102,6 +102,8 @@ class TurnRunner:
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
         )
+        if self.sessions.admission is not None:
+            self.sessions.admission.turn()  # a limit shared with other connections (acpkit serve's quotas)
         live.turn = turn
         live.idle.clear()
         began = memory.turn_began()
