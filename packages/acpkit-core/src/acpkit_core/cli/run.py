@@ -21,7 +21,7 @@ from typing import Any
 
 from .target import Resolved, TargetError, resolve_target
 
-__all__ = ["build_agent", "run_main"]
+__all__ = ["build_agent", "limit_flags", "ready_agent_refusal", "run_main"]
 
 log = logging.getLogger("acpkit.cli")
 
@@ -58,7 +58,39 @@ def build_agent(
     return resolved.adapter.create_agent(resolved.obj, options)
 
 
-def _limits(args: argparse.Namespace) -> dict[str, int]:
+def ready_agent_refusal(
+    resolved: Resolved, *, store: str | None, name: str | None, limits: Mapping[str, int]
+) -> str | None:
+    """Why a flag cannot take effect on `resolved`, or `None` when every flag given applies.
+
+    `--store` and `--name` build the agent through an adapter: a ready ACP agent was built by its
+    own code, with its own store and name, so either flag would be silently ignored (replicas
+    started that way would each keep a private store). The size limits apply to ACP Kit agents,
+    ready or not, but not to an agent written on the raw SDK.
+    """
+    if resolved.adapter is not None:
+        return None
+    given = [flag for flag, value in (("--store", store), ("--name", name)) if value is not None]
+    if given:
+        where = {
+            "--store": "the store it was built with (AgentOptions(store=...), or create_acp_agent(..., store=...))",
+            "--name": "the name it was built with (AgentOptions(name=...))",
+        }
+        kept = "; ".join(f"{flag}: {where[flag]}" for flag in given)
+        return (
+            f"{' and '.join(given)} cannot apply to {resolved.name}: it is a ready ACP agent, which keeps {kept}. "
+            "Set it in the code that builds the agent, or serve the framework agent itself (a pydantic-ai "
+            "Agent, a LangGraph graph) so that the flags build it"
+        )
+    if limits and not hasattr(getattr(resolved.obj, "options", None), "max_message_bytes"):
+        return (
+            f"--max-message-bytes and --max-prompt-bytes cannot apply to {resolved.name}: it is an ACP agent "
+            "written on the raw SDK, not an ACP Kit agent, and enforces its own limits"
+        )
+    return None
+
+
+def limit_flags(args: argparse.Namespace) -> dict[str, int]:
     """The size limits given as flags (raises `ValueError` naming the flag)."""
     from acpkit_core.limits import MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES, parse_size
 
@@ -116,7 +148,7 @@ def run_main(args: argparse.Namespace) -> int:
             print(f"acpkit run: cannot use --cwd {args.cwd!r}: {exc.strerror}", file=sys.stderr)
             return EXIT_TARGET
     try:
-        limits = _limits(args)
+        limits = limit_flags(args)
     except ValueError as exc:
         print(f"acpkit run: {exc}", file=sys.stderr)
         return EXIT_TARGET
@@ -128,6 +160,10 @@ def run_main(args: argparse.Namespace) -> int:
         log.debug("target resolution failed", exc_info=exc)
         print(f"acpkit run: {exc}", file=sys.stderr)
         return EXIT_TARGET
+    refusal = ready_agent_refusal(resolved, store=args.store, name=args.name, limits=limits)
+    if refusal is not None:
+        print(f"acpkit run: {refusal}", file=sys.stderr)
+        return EXIT_TARGET
     try:
         agent = build_agent(resolved, name=args.name, store=args.store, limits=limits)
     except Exception as exc:  # building the agent failed: the developer's configuration is wrong
@@ -135,12 +171,6 @@ def run_main(args: argparse.Namespace) -> int:
         print(f"acpkit run: cannot serve {resolved.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_TARGET
     print(f"acpkit run: serving {resolved.name} ({resolved.description})", file=sys.stderr)
-    if resolved.adapter is None and (args.store or args.name):
-        note = "--store and --name do not apply to a ready ACP agent; it is served as built"
-        print(f"acpkit run: {note}", file=sys.stderr)
-    if limits and not hasattr(getattr(agent, "options", None), "max_message_bytes"):
-        note = "--max-message-bytes and --max-prompt-bytes apply to ACP Kit agents only; this one is served as built"
-        print(f"acpkit run: {note}", file=sys.stderr)
     if _stdin_is_terminal():
         print(f"acpkit run: {_terminal_notice(resolved.name, args.target)}", file=sys.stderr)
         return 0

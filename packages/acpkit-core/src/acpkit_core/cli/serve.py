@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from .run import EXIT_TARGET, build_agent
+from .run import EXIT_TARGET, build_agent, limit_flags, ready_agent_refusal
 from .target import TargetError, resolve_target
 
 __all__ = ["serve_main"]
@@ -39,6 +39,18 @@ def missing_extra(command: str, exc: ModuleNotFoundError) -> int:
     return EXIT_TARGET
 
 
+def _size(raw: str | None, flag: str) -> int | None:
+    """A size flag's bytes (`None` when not given); raises `ValueError` naming the flag."""
+    if raw is None:
+        return None
+    from ..limits import parse_size
+
+    try:
+        return parse_size(raw)
+    except ValueError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
+
+
 def serve_main(args: argparse.Namespace) -> int:
     """Run `acpkit serve` with parsed arguments; returns the exit code."""
     logging.basicConfig(
@@ -59,6 +71,13 @@ def serve_main(args: argparse.Namespace) -> int:
             print(f"acpkit serve: cannot use --cwd {args.cwd!r}: {exc.strerror}", file=sys.stderr)
             return EXIT_TARGET
     try:
+        limits = limit_flags(args)
+        inflight = _size(args.max_inflight_bytes, "--max-inflight-bytes")
+        outbound = _size(args.outbound_buffer, "--outbound-buffer") or 256 * 1024
+    except ValueError as exc:
+        print(f"acpkit serve: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    try:
         options = ServeOptions(
             host=args.host,
             port=args.port,
@@ -68,10 +87,20 @@ def serve_main(args: argparse.Namespace) -> int:
             max_sessions_per_connection=args.max_sessions,
             idle_seconds=args.idle_timeout,
             shutdown_grace_seconds=args.shutdown_grace,
+            max_pending_connections=args.max_pending,
+            handshake_seconds=args.handshake_timeout,
+            max_inflight_bytes=inflight,
+            outbound_buffer_bytes=outbound,
+            max_connections_per_principal=args.max_connections_per_principal,
+            max_sessions_per_principal=args.max_sessions_per_principal,
+            max_turns_per_principal=args.max_turns_per_principal,
         )
         options.check()
         resolved = resolve_target(args.target, cwd=cwd)
-        agent = build_agent(resolved, name=args.name, store=args.store)
+        refusal = ready_agent_refusal(resolved, store=args.store, name=args.name, limits=limits)
+        if refusal is not None:
+            raise UserError(refusal)
+        agent = build_agent(resolved, name=args.name, store=args.store, limits=limits)
     except (UserError, TargetError) as exc:
         print(f"acpkit serve: {exc}", file=sys.stderr)
         return EXIT_TARGET
@@ -102,6 +131,7 @@ async def _serve(agent: object, options: object, name: str) -> int:
         print(f"acpkit serve: {exc}", file=sys.stderr)
         return EXIT_TARGET
     http = server.url.replace("ws://", "http://", 1)
+    print(f"acpkit serve: {server.resources()}", file=sys.stderr, flush=True)
     print(f"acpkit serve: serving {name} on {server.url} (Streamable HTTP: {http})", file=sys.stderr, flush=True)
     async with serve_signals(server):
         await server.wait()

@@ -8,12 +8,17 @@ Routing, per the RFD "Streamable HTTP & WebSocket Transport":
 | `POST /acp` `initialize` (no `Acp-Connection-Id`) | `200`, the JSON-RPC result, `Acp-Connection-Id` header |
 | `POST /acp` anything else | `202`; the answer comes on the connection's SSE stream |
 | `GET /acp` + `Accept: text/event-stream` | the connection's one SSE stream (`406` without that Accept) |
-| `DELETE /acp` | `202`: the connection and its sessions end |
+| `DELETE /acp` | `202`: the connection and its sessions end, and its SSE stream |
 
 `400` for a missing `Acp-Connection-Id` (or `Acp-Session-Id` on a session-scoped POST), `404` for an
 unknown (or another principal's) connection, `415` for a POST that is not `application/json`,
 `501` for a batch, `413` for a body over the message size limit. Every request but `/healthz`
 is authenticated first (`401`, one answer whatever failed) and its `Origin` checked (`403`).
+
+What one client may hold is bounded ([`Limits`][acpkit_core.remote.Limits]): connections (`503`),
+connections, sessions and turns per principal (`429`, -32600), bytes in flight across the server
+(a JSON-RPC error or `503`), bytes waiting for one client (the agent waits; a client that takes
+nothing for `idle_seconds` is closed and its turns cancelled).
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import pydantic_core
@@ -37,7 +42,13 @@ from starlette.websockets import WebSocket
 
 from ..server import AcpAgent
 from .auth import Tokens, origin_allowed
+from .budget import Account, InflightBudget
 from .connection import RemoteConnection
+from .frames import Refused
+from .guard import ConnectionGuard
+from .quotas import PrincipalQuotas
+from .sse import SseOutbox
+from .wsprotocol import LINK_KEY, REFUSED_KEY, SocketLink
 
 __all__ = ["CONNECTION_HEADER", "SESSION_HEADER", "Endpoint", "Limits"]
 
@@ -49,19 +60,19 @@ SESSION_SCOPED: Final = frozenset(
     {"session/prompt", "session/cancel", "session/set_mode", "session/set_config_option", "session/close"}
 )
 """POSTs that must carry `Acp-Session-Id` (the methods acting on a session open on the connection)."""
-SSE_KEEPALIVE_SECONDS: Final = 15.0
-SSE_BUFFER: Final = 1024
-"""Messages held for a connection whose SSE stream is not (or not yet) open; past this the agent waits."""
 INITIALIZE_TIMEOUT: Final = 30.0
 WS_GOING_AWAY: Final = 1001
 WS_TRY_AGAIN: Final = 1013
 WS_IDLE: Final = 4408
 """WebSocket close code for a connection closed by the idle limit (reason says so)."""
+TURNS_END_SECONDS: Final = 10.0
+"""How long cancelled turns get to end (and be recorded) before their connection is closed anyway."""
+MiB: Final = 1 << 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Limits:
-    """What one `acpkit serve` process allows."""
+    """What one `acpkit serve` process allows (see "Operating it" in the remote docs for the memory they bound)."""
 
     max_message_bytes: int
     """One JSON-RPC message (a WebSocket frame or a POST body)."""
@@ -70,7 +81,23 @@ class Limits:
     max_sessions_per_connection: int = 32
     """Sessions one connection may hold open."""
     idle_seconds: float = 600.0
-    """A connection with no traffic and no running turn for this long is closed."""
+    """A connection with no traffic and no running turn for this long is closed; so is one whose client has
+    taken nothing for this long while its outbound buffer was full (its turns are cancelled and recorded)."""
+    max_pending_connections: int = 256
+    """TCP connections waiting for a complete request head (not yet authenticated) at once; one more closes
+    the oldest."""
+    handshake_seconds: float = 10.0
+    """A TCP connection must complete its request head, and a WebSocket its upgrade, within this."""
+    max_inflight_bytes: int = 128 * MiB
+    """Bytes of client messages received and not yet handled, across all connections."""
+    outbound_buffer_bytes: int = 256 * 1024
+    """Bytes waiting for one client past which the agent waits (one message always fits)."""
+    max_connections_per_principal: int = 100
+    """Connections one principal (token) may hold open."""
+    max_sessions_per_principal: int = 200
+    """Sessions one principal may hold open across its connections."""
+    max_turns_per_principal: int = 20
+    """Turns one principal may run at once across its connections."""
 
 
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -78,15 +105,6 @@ def _error(status: int, message: str, headers: Mapping[str, str] | None = None) 
 
 
 UNAUTHORIZED: Final = "unauthorized: send Authorization: Bearer <token>"
-
-
-@dataclass(eq=False)
-class _SseOutbox:
-    """A Streamable HTTP connection's messages waiting for (or flowing to) its SSE stream."""
-
-    queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(SSE_BUFFER))
-    attached: bool = False
-    waiting: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=lambda: {})
 
 
 def _json(message: dict[str, Any]) -> bytes:
@@ -123,6 +141,7 @@ class Endpoint:
         allowed_origins: tuple[str, ...],
         limits: Limits,
         path: str = "/acp",
+        max_sockets: int = 1 << 20,
     ) -> None:
         self._make_agent = make_agent
         self.tokens = tokens
@@ -133,6 +152,22 @@ class Endpoint:
         """Open connections by id."""
         self.draining = False
         """Set on shutdown: new connections are refused (`503`) and `/healthz` answers `503`."""
+        self.budget = InflightBudget(limits.max_inflight_bytes)
+        """Bytes of client messages in flight across every connection."""
+        self.guard = ConnectionGuard(
+            max_pending=limits.max_pending_connections,
+            handshake_seconds=limits.handshake_seconds,
+            max_sockets=max_sockets,
+        )
+        """TCP connections waiting for their request head (deadline, cap) and the socket cap."""
+        self.quotas = PrincipalQuotas(
+            connections=limits.max_connections_per_principal,
+            sessions=limits.max_sessions_per_principal,
+            turns=limits.max_turns_per_principal,
+        )
+        """Connections, sessions and turns per principal."""
+        self.stalled = 0
+        """Connections closed because their client took nothing for `idle_seconds` (since start)."""
         self._reaper: asyncio.Task[None] | None = None
 
     # --- the app ----------------------------------------------------------------------------------
@@ -174,28 +209,41 @@ class Endpoint:
                 return _error(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"}), None
         return None, principal
 
-    def _room(self) -> Response | None:
+    def _room(self, principal: str | None) -> Response | None:
         if self.draining:
             return _error(503, "the server is shutting down: connect to another replica", {"Retry-After": "1"})
         if len(self.connections) >= self.limits.max_connections:
             limit = self.limits.max_connections
             return _error(503, f"too many connections: this server holds at most {limit} (max_connections)")
+        refusal = self.quotas.connection_refusal(principal)
+        if refusal is not None:
+            return _error(429, refusal, {"Retry-After": "1"})
         return None
 
-    def _new_connection(self, deliver: Callable[[dict[str, Any]], Any], principal: str | None) -> RemoteConnection:
+    def _new_connection(
+        self, deliver: Callable[[dict[str, Any]], Any], principal: str | None, account: Account
+    ) -> RemoteConnection:
         conn = RemoteConnection(
             self._make_agent(),
             deliver,
             principal=principal,
             max_message_bytes=self.limits.max_message_bytes,
             max_sessions=self.limits.max_sessions_per_connection,
+            account=account,
         )
         self.connections[conn.id] = conn
+        self.quotas.add(conn)
         conn.start()
         return conn
 
-    async def _drop(self, conn: RemoteConnection) -> None:
+    def _forget(self, conn: RemoteConnection) -> None:
         self.connections.pop(conn.id, None)
+        self.quotas.remove(conn)
+
+    async def _drop(self, conn: RemoteConnection) -> None:
+        self._forget(conn)
+        if isinstance(conn.sse, SseOutbox):
+            conn.sse.end()  # its GET stream ends too (after what is already waiting)
         await conn.finish()
 
     # --- WebSocket ------------------------------------------------------------------------------
@@ -205,7 +253,7 @@ class Endpoint:
 
     async def _websocket(self, ws: WebSocket, send: Send) -> None:
         refusal, principal = self._admit(ws.headers)
-        refusal = refusal or self._room()
+        refusal = refusal or self._room(principal)
         if refusal is not None:
             await ws.send_denial_response(refusal)
             return
@@ -222,9 +270,16 @@ class Endpoint:
                 gone = True
                 logger.debug("the client of a WebSocket connection left; dropping what is sent to it")
 
-        conn = self._new_connection(deliver, principal)
+        state: dict[str, Any] = ws.scope.get("state") or {}
+        link = state.get(LINK_KEY)
+        link = link if isinstance(link, SocketLink) else None  # None: stock uvicorn (no frame gate)
+        conn = self._new_connection(deliver, principal, link.account if link else Account(self.budget))
+        conn.outbound = link
 
         async def close(code: int, reason: str) -> None:
+            if link is not None and conn.stalled_for(time.monotonic()) > 0:
+                link.abort()  # nothing more reaches the client: no close frame can either
+                return
             with contextlib.suppress(RuntimeError, OSError):
                 await ws.close(code, reason)
 
@@ -235,9 +290,14 @@ class Endpoint:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
+                refused = message.get(REFUSED_KEY)
+                if isinstance(refused, Refused):
+                    conn.last_active = time.monotonic()
+                    await conn.transport.refuse(refused)
+                    continue
                 text: str | None = message.get("text")
                 if text is not None:  # binary frames are ignored (RFD)
-                    await conn.feed(text.encode("utf-8"))
+                    await conn.feed(text.encode("utf-8"), reserved=link is not None)
         finally:
             await self._drop(conn)
 
@@ -253,70 +313,76 @@ class Endpoint:
         if conn_id is None:
             return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
         conn = self.connections.get(conn_id)
-        if conn is None or conn.principal != principal or not isinstance(conn.sse, _SseOutbox):
+        if conn is None or conn.principal != principal or not isinstance(conn.sse, SseOutbox):
             return _error(404, f"unknown {CONNECTION_HEADER}")
         if request.method == "DELETE":
             await self._drop(conn)
             return Response(status_code=202)
         if "text/event-stream" not in request.headers.get("accept", ""):
             return _error(406, "the stream needs Accept: text/event-stream")
-        outbox: _SseOutbox = conn.sse
+        outbox: SseOutbox = conn.sse
         if outbox.attached:
             return _error(409, "this connection's stream is already open (one GET stream per connection)")
         outbox.attached = True
         return StreamingResponse(
-            self._events(conn, outbox),
+            outbox.events(),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", CONNECTION_HEADER: conn.id},
         )
 
-    async def _events(self, conn: RemoteConnection, outbox: _SseOutbox) -> AsyncIterator[bytes]:
-        """The SSE stream: every message waiting is sent in one write (a streamed answer queues many at once)."""
-        queue = outbox.queue
-        try:
-            while True:
-                if queue.empty():
-                    try:
-                        first = await asyncio.wait_for(queue.get(), SSE_KEEPALIVE_SECONDS)
-                    except TimeoutError:
-                        yield b": keepalive\n\n"
-                        continue
-                else:
-                    first = queue.get_nowait()
-                batch: list[bytes] = []
-                item = first
-                while item is not None:
-                    batch.append(item)
-                    if queue.empty():
-                        break
-                    item = queue.get_nowait()
-                if batch:
-                    yield b"".join(batch)
-                if item is None:
-                    return
-        finally:
-            outbox.attached = False
-
-    async def _read_body(self, request: Request) -> bytes | None:
-        """The body, or `None` when it is over the message size limit (not kept in memory)."""
+    async def _read_body(self, request: Request, account: Account) -> bytes | Response:
+        """The body, its bytes taken from the budget; or the refusal (`413` over the message size limit,
+        `503` when the budget cannot take it), before more than the limit is read into memory."""
         limit = self.limits.max_message_bytes
         declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            return None
+        size = int(declared) if declared is not None and declared.isdigit() else None
+        if size is not None and size > limit:
+            return _too_big(limit)
+        if size is not None and not account.reserve(size):
+            return self._over_budget(size)
         body = bytearray()
         async for chunk in request.stream():
+            if size is None and not account.reserve(len(chunk)):
+                account.release(len(body))
+                return self._over_budget(len(body) + len(chunk))
             body += chunk
             if len(body) > limit:
-                return None
+                account.release(size if size is not None else len(body) - len(chunk))
+                return _too_big(limit)
+        if size is not None and len(body) != size:  # h11 holds the client to its Content-Length
+            account.release(size - len(body))
         return bytes(body)
+
+    def _over_budget(self, size: int) -> Response:
+        return _error(503, self.budget.refusal(size), {"Retry-After": "1"})
 
     async def _post(self, request: Request, principal: str | None) -> Response:
         if not request.headers.get("content-type", "").lower().startswith("application/json"):
             return _error(415, "Content-Type must be application/json")
-        body = await self._read_body(request)
-        if body is None:
-            limit = self.limits.max_message_bytes
-            return _error(413, f"a JSON-RPC message is over the {limit} bytes limit (max_message_bytes)")
+        conn_id = request.headers.get(CONNECTION_HEADER)
+        conn = self.connections.get(conn_id) if conn_id is not None else None
+        account = conn.account if conn is not None else Account(self.budget)
+        body = await self._read_body(request, account)
+        if isinstance(body, Response):
+            return body
+        try:
+            answer = await self._posted(request, principal, conn_id, conn, body, account)
+        except BaseException:
+            account.release(len(body))
+            raise
+        if answer.status_code != 202 and answer.status_code != 200:
+            account.release(len(body))  # refused: the message goes no further
+        return answer
+
+    async def _posted(
+        self,
+        request: Request,
+        principal: str | None,
+        conn_id: str | None,
+        conn: RemoteConnection | None,
+        body: bytes,
+        account: Account,
+    ) -> Response:
         try:
             parsed: Any = json.loads(body)
         except ValueError:
@@ -324,48 +390,49 @@ class Endpoint:
         if isinstance(parsed, list):
             return _error(501, "batch requests are not supported: send one JSON-RPC message per POST")
         message = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
-        conn_id = request.headers.get(CONNECTION_HEADER)
         if conn_id is None:
             if message.get("method") == "initialize" and "id" in message:
-                return await self._initialize(body, message, principal)
+                return await self._initialize(body, message, principal, account)
             return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
-        conn = self.connections.get(conn_id)
-        if conn is None or conn.principal != principal or not isinstance(conn.sse, _SseOutbox):
+        if conn is None or conn.principal != principal or not isinstance(conn.sse, SseOutbox):
             return _error(404, f"unknown {CONNECTION_HEADER}")
-        params: Any = message.get("params")
-        named: Any = cast("dict[str, Any]", params).get("sessionId") if isinstance(params, dict) else None
-        header = request.headers.get(SESSION_HEADER)
-        if message.get("method") in SESSION_SCOPED and header is None:
-            return _error(400, f"missing {SESSION_HEADER} header (session-scoped request)")
-        if header is not None and isinstance(named, str) and header != named:
-            return _error(400, f"{SESSION_HEADER} does not match the message's sessionId")
-        await conn.feed(body)
+        refusal = _session_header_refusal(message, request.headers.get(SESSION_HEADER), conn.sse)
+        if refusal is not None:
+            return _error(400, refusal)
+        await conn.feed(body, reserved=True)
         return Response(status_code=202)
 
-    async def _initialize(self, body: bytes, message: dict[str, Any], principal: str | None) -> Response:
-        room = self._room()
+    async def _initialize(
+        self, body: bytes, message: dict[str, Any], principal: str | None, account: Account
+    ) -> Response:
+        room = self._room(principal)
         if room is not None:
             return room
-        outbox = _SseOutbox()
+        outbox = SseOutbox(self.limits.outbound_buffer_bytes)
 
         async def deliver(msg: dict[str, Any]) -> None:
             if "method" not in msg and (waiter := outbox.waiting.pop(json.dumps(msg.get("id")), None)):
                 waiter.set_result(msg)
                 return
-            await outbox.queue.put(b"event: message\ndata: " + _json(msg) + b"\n\n")
+            if "id" in msg and "method" in msg:  # the agent asks the client: note which session it is about
+                params = msg.get("params")
+                named = cast("dict[str, Any]", params).get("sessionId") if isinstance(params, dict) else None
+                if isinstance(named, str):
+                    outbox.asked[json.dumps(msg["id"])] = named
+            await outbox.put(b"event: message\ndata: " + _json(msg) + b"\n\n")
 
-        conn = self._new_connection(deliver, principal)
+        conn = self._new_connection(deliver, principal, account)
         conn.sse = outbox
+        conn.outbound = outbox
 
         async def close(code: int, reason: str) -> None:
-            self.connections.pop(conn.id, None)
-            with contextlib.suppress(asyncio.QueueFull):
-                outbox.queue.put_nowait(None)
+            self._forget(conn)
+            outbox.end()
 
         conn.on_close = close
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         outbox.waiting[json.dumps(message["id"])] = waiter
-        await conn.feed(body)
+        await conn.feed(body, reserved=True)
         try:
             answer = await asyncio.wait_for(waiter, INITIALIZE_TIMEOUT)
         except TimeoutError:
@@ -373,7 +440,7 @@ class Endpoint:
             return _error(504, "initialize timed out")
         return JSONResponse(answer, headers={CONNECTION_HEADER: conn.id})
 
-    # --- idle connections and shutdown ------------------------------------------------------------
+    # --- idle and stalled connections, shutdown --------------------------------------------------
 
     async def _reap_idle(self) -> None:
         idle = self.limits.idle_seconds
@@ -381,12 +448,30 @@ class Endpoint:
             await asyncio.sleep(min(5.0, max(idle / 4, 0.05)))
             now = time.monotonic()
             for conn in list(self.connections.values()):
-                if not conn.busy and now - conn.last_active > idle:
+                if conn.stalled_for(now) > idle:
+                    await self._close_stalled(conn, idle)
+                elif not conn.busy and now - conn.last_active > idle:
                     logger.info("connection %s idle for %.0f s: closed", conn.id, idle)
                     await self._close(conn, WS_IDLE, f"closed after {idle:g} s without traffic (idle_seconds)")
 
+    async def _close_stalled(self, conn: RemoteConnection, idle: float) -> None:
+        """The client took nothing for `idle` seconds: its turns are cancelled (and recorded), then it is closed."""
+        self.stalled += 1
+        conn.silenced = True  # nothing more can reach it: what the agent still sends is dropped
+        cancelled = conn.cancel_turns()
+        if cancelled:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(conn.turns_ended(), TURNS_END_SECONDS)
+        logger.warning(
+            "connection %s: the client took nothing for %.0f s (idle_seconds): closed, %d running turn(s) cancelled",
+            conn.id,
+            idle,
+            cancelled,
+        )
+        await self._close(conn, WS_IDLE, f"the client took nothing for {idle:g} s (idle_seconds)")
+
     async def _close(self, conn: RemoteConnection, code: int, reason: str) -> None:
-        self.connections.pop(conn.id, None)
+        self._forget(conn)
         if conn.on_close is not None:
             await conn.on_close(code, reason)
         await conn.finish()
@@ -405,9 +490,36 @@ class Endpoint:
         if cancelled:
             logger.warning("shutdown: cancelled %d running turn(s) after %.0f s", cancelled, grace_seconds)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*(c.turns_ended() for c in self.connections.values())), 10)
+                await asyncio.wait_for(
+                    asyncio.gather(*(c.turns_ended() for c in self.connections.values())), TURNS_END_SECONDS
+                )
         await self.close_all(WS_GOING_AWAY, "the server is shutting down: reconnect to another replica")
 
     async def close_all(self, code: int, reason: str) -> None:
         """Close every connection."""
         await asyncio.gather(*(self._close(c, code, reason) for c in list(self.connections.values())))
+
+
+def _too_big(limit: int) -> Response:
+    return _error(413, f"a JSON-RPC message is over the {limit} bytes limit (max_message_bytes)")
+
+
+def _session_header_refusal(message: dict[str, Any], header: str | None, outbox: SseOutbox) -> str | None:
+    """Why a POST's `Acp-Session-Id` is refused (`400`), or `None`.
+
+    Required on the session-scoped methods; when given, it must name the message's `sessionId`, or
+    for the client's answer to an agent request, the session that request was about.
+    """
+    method = message.get("method")
+    if method in SESSION_SCOPED and header is None:
+        return f"missing {SESSION_HEADER} header (session-scoped request)"
+    if method is None and "id" in message:
+        asked = outbox.asked.pop(json.dumps(message.get("id")), None)
+        if header is not None and asked is not None and header != asked:
+            return f"{SESSION_HEADER} does not name the session of the request this answers"
+        return None
+    params: Any = message.get("params")
+    named: Any = cast("dict[str, Any]", params).get("sessionId") if isinstance(params, dict) else None
+    if header is not None and isinstance(named, str) and header != named:
+        return f"{SESSION_HEADER} does not match the message's sessionId"
+    return None
