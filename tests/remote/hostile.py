@@ -7,7 +7,7 @@ import contextlib
 import os
 import resource
 import socket
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -21,7 +21,7 @@ def raise_own_open_files(at_least: int) -> None:
     assert limit >= at_least, f"this test needs {at_least} open files; the hard limit is {hard} (ulimit -Hn)"
 
 
-def open_files(soft: int, hard: int) -> object:
+def open_files(soft: int, hard: int) -> Callable[[], None]:
     """A `preexec_fn` starting a child process with this open-file limit."""
 
     def apply() -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "langchain"))
 
-from fake_model import FakeChatModel, Reply  # pyright: ignore[reportMissingImports]  # noqa: E402
-from langchain.agents import create_agent  # noqa: E402
-from langchain_acp import create_acp_agent  # noqa: E402
-from langchain_core.messages import BaseMessage, HumanMessage  # noqa: E402
+from fake_model import FakeChatModel, Reply  # pyright: ignore[reportMissingImports]
+from langchain.agents import create_agent
+from langchain_acp import create_acp_agent
+from langchain_core.messages import BaseMessage, HumanMessage
 
 
 def count(messages: list[BaseMessage]) -> Reply:  # pyright: ignore[reportUnknownParameterType]

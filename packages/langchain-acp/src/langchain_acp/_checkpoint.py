@@ -127,7 +127,9 @@ class EmbeddedCheckpointer:
         if self._messages is not None and saver is self._messages:
             self._messages.settle(thread_id)
 
-    async def aclose(self, *, unless: Callable[[], bool] | None = None, before: Callable[[], None] | None = None) -> bool:
+    async def aclose(
+        self, *, unless: Callable[[], bool] | None = None, before: Callable[[], None] | None = None
+    ) -> bool:
         """Close the SQLite connection or the Postgres pool, if one was opened; `True` when it was.
 
         Under the saver's lock: nothing is closed when `unless()` says the saver is in use; otherwise

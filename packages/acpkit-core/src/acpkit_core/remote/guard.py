@@ -191,4 +191,3 @@ def socket_budget(open_files: int) -> tuple[int, int]:
     backlog = min(MAX_BACKLOG, max(MIN_BACKLOG, open_files // 4))
     sockets = open_files - max(FILES_RESERVED, open_files // 16) - backlog
     return max(1, sockets), backlog
-
