@@ -227,7 +227,8 @@ def _add_serve_limits(serve: argparse.ArgumentParser) -> None:
     limits.add_argument(
         "--outbound-buffer",
         metavar="SIZE",
-        help="bytes waiting for one client past which the agent waits for it (default: 256KiB)",
+        help="bytes waiting for one client past which the agent waits for it; also each socket's kernel "
+        "send buffer (default: 64KiB)",
     )
     limits.add_argument(
         "--max-connections-per-principal",

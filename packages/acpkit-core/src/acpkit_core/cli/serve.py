@@ -73,7 +73,7 @@ def serve_main(args: argparse.Namespace) -> int:
     try:
         limits = limit_flags(args)
         inflight = _size(args.max_inflight_bytes, "--max-inflight-bytes")
-        outbound = _size(args.outbound_buffer, "--outbound-buffer") or 256 * 1024
+        outbound = _size(args.outbound_buffer, "--outbound-buffer") or 64 * 1024
     except ValueError as exc:
         print(f"acpkit serve: {exc}", file=sys.stderr)
         return EXIT_TARGET

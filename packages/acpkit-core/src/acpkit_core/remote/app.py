@@ -90,7 +90,7 @@ class Limits:
     """A TCP connection must complete its request head, and a WebSocket its upgrade, within this."""
     max_inflight_bytes: int = 128 * MiB
     """Bytes of client messages received and not yet handled, across all connections."""
-    outbound_buffer_bytes: int = 256 * 1024
+    outbound_buffer_bytes: int = 64 * 1024
     """Bytes waiting for one client past which the agent waits (one message always fits)."""
     max_connections_per_principal: int = 100
     """Connections one principal (token) may hold open."""
@@ -158,6 +158,7 @@ class Endpoint:
             max_pending=limits.max_pending_connections,
             handshake_seconds=limits.handshake_seconds,
             max_sockets=max_sockets,
+            send_buffer=limits.outbound_buffer_bytes,
         )
         """TCP connections waiting for their request head (deadline, cap) and the socket cap."""
         self.quotas = PrincipalQuotas(

@@ -11,7 +11,9 @@ head, and for a WebSocket, not yet through its upgrade. A waiting connection
   so a flood of half-open sockets costs at most `max_pending` open files and never locks out a
   client that sends its request at once.
 
-The guard also caps the sockets of the process below its open-file limit
+Each socket's kernel send buffer is fixed (`send_buffer`, the outbound buffer's size): left to the
+system it grows to megabytes, which a client that never reads fills before the server's own
+bound applies. The guard also caps the sockets of the process below its open-file limit
 ([`raise_open_file_limit`][acpkit_core.remote.guard.raise_open_file_limit]): past `max_sockets` a
 new connection is closed at once (after the oldest waiting one, if any), so the process never runs
 out of file descriptors (which would stop it accepting anyone, `/healthz` included).
@@ -27,6 +29,7 @@ import asyncio
 import contextlib
 import logging
 import resource
+import socket
 from typing import Any, Final
 
 __all__ = ["ConnectionGuard", "guarded_http_protocol", "raise_open_file_limit", "socket_budget"]
@@ -43,13 +46,18 @@ MIN_BACKLOG: Final = 64
 class ConnectionGuard:
     """The sockets of one server, and the ones waiting for a complete request head."""
 
-    def __init__(self, *, max_pending: int, handshake_seconds: float, max_sockets: int) -> None:
+    def __init__(
+        self, *, max_pending: int, handshake_seconds: float, max_sockets: int, send_buffer: int | None = None
+    ) -> None:
         self.max_pending = max_pending
         """Waiting connections allowed at once."""
         self.handshake_seconds = handshake_seconds
         """How long a connection may wait."""
         self.max_sockets = max_sockets
         """Sockets allowed at once (below the open-file limit)."""
+        self.send_buffer = send_buffer
+        """The kernel's send buffer for each socket (`SO_SNDBUF`; `None`: the system's, which grows to
+        megabytes for a client that does not read)."""
         self.sockets = 0
         """Sockets open now."""
         self.evicted = 0
@@ -69,6 +77,10 @@ class ConnectionGuard:
         """A socket was accepted; `False` when it was closed at once (no room under the open-file limit)."""
         self.sockets += 1
         if self.sockets <= self.max_sockets:
+            if self.send_buffer is not None:
+                sock: Any = transport.get_extra_info("socket")
+                with contextlib.suppress(OSError, AttributeError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
             return True
         if self._waiting:
             self._evict_oldest()

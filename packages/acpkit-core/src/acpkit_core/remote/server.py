@@ -73,7 +73,7 @@ class ServeOptions:
     max_inflight_bytes: int | None = None
     """Bytes of client messages received and not yet handled, across all connections; a message past it
     is refused (JSON-RPC error, or `503`) before it is read. `None`: four times the message size limit."""
-    outbound_buffer_bytes: int = 256 * 1024
+    outbound_buffer_bytes: int = 64 * 1024
     """Bytes waiting for one client past which the agent waits for it to read (one message always fits)."""
     max_connections_per_principal: int = 100
     """Connections one principal (token) may hold open; one more gets `429`. Only with tokens."""
