@@ -95,8 +95,9 @@ async def test_session_header_rules_over_streamable_http(tmp_path: Path) -> None
                 return http.post(url, json=message, headers=headers)
 
             # Session-scoped methods need the header, naming their session.
-            prompt = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
-                      "params": {"sessionId": a, "prompt": [{"type": "text", "text": f"read {tmp_path}/f"}]}}  # fmt: skip
+            blocks = [{"type": "text", "text": f"read {tmp_path}/f"}]
+            params = {"sessionId": a, "prompt": blocks}
+            prompt = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": params}
             assert (await post(prompt, None)).status_code == 400
             assert (await post(prompt, b)).status_code == 400
             assert (await post(prompt, a)).status_code == 202
@@ -110,11 +111,11 @@ async def test_session_header_rules_over_streamable_http(tmp_path: Path) -> None
             assert done["result"]["stopReason"] == "end_turn"
 
             # session/load: a header naming another session is refused; none is accepted (documented).
-            params = {"sessionId": a, "cwd": str(tmp_path), "mcpServers": []}
+            load_params = {"sessionId": a, "cwd": str(tmp_path), "mcpServers": []}
             close = {"jsonrpc": "2.0", "id": 4, "method": "session/close", "params": {"sessionId": a}}
             assert (await post(close, a)).status_code == 202
             await _until(events, lambda e: e.get("id") == 4)
-            load = {"jsonrpc": "2.0", "id": 5, "method": "session/load", "params": params}
+            load = {"jsonrpc": "2.0", "id": 5, "method": "session/load", "params": load_params}
             assert (await post(load, b)).status_code == 400
             assert (await post(load, None)).status_code == 202
             loaded = await _until(events, lambda e: e.get("id") == 5)
