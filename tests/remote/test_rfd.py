@@ -183,3 +183,53 @@ async def test_the_store_flag_builds_a_framework_agent(tmp_path: Path) -> None:
     finally:
         process.kill()
         await process.wait()
+
+
+async def test_session_scoped_streams(tmp_path: Path) -> None:
+    """A session's turn goes on its own stream once the client opened it, and never switches mid-turn."""
+    async with replica(str(tmp_path / "s.sqlite3")) as served, httpx.AsyncClient(timeout=10) as http:
+        url = served.http_url
+        conn = {"Acp-Connection-Id": (await http.post(url, json=INIT)).headers["Acp-Connection-Id"]}
+        accept = {"Accept": "text/event-stream"}
+        async with http.stream("GET", url, headers={**conn, **accept}) as main:
+            events = _events(main.aiter_lines())
+            new = {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                   "params": {"cwd": str(tmp_path), "mcpServers": []}}  # fmt: skip
+            await http.post(url, json=new, headers=conn)
+            sid = (await _until(events, lambda e: e.get("id") == 1))["result"]["sessionId"]
+            unknown = await http.get(url, headers={**conn, **accept, "Acp-Session-Id": "nope"})
+            assert unknown.status_code == 404
+            session = {**conn, "Acp-Session-Id": sid}
+
+            # A turn started before the session's stream is open stays on the connection's stream.
+            script = [{"type": "text", "text": "say a b\nsleep 0.5\nsay c d"}]
+            slow = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": sid, "prompt": script}}
+            await http.post(url, json=slow, headers=session)
+            first = await _until(events, lambda e: e.get("method") == "session/update")
+            async with http.stream("GET", url, headers={**session, **accept}) as own:
+                assert own.status_code == 200 and own.headers["Acp-Session-Id"] == sid
+                again = await http.get(url, headers={**session, **accept})
+                assert again.status_code == 409
+                rest = [first]
+                async for event in events:
+                    rest.append(event)
+                    if event.get("id") == 2:
+                        break
+                said = [e["params"]["update"]["content"]["text"] for e in rest if e.get("method") == "session/update"
+                        and e["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]  # fmt: skip
+                assert said == ["a ", "b", "c ", "d"] and rest[-1]["result"]["stopReason"] == "end_turn"
+
+                # The next turn: all on the session's stream, nothing on the connection's.
+                fast = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+                        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "say e f"}]}}  # fmt: skip
+                await http.post(url, json=fast, headers=session)
+                mine = _events(own.aiter_lines())
+                got = [await _until(mine, lambda e: True) for _ in range(2)]
+                done = await _until(mine, lambda e: e.get("id") == 3)
+                assert [e["params"]["update"]["content"]["text"] for e in got] == ["e ", "f"]
+                assert done["result"]["stopReason"] == "end_turn"
+            lst = {"jsonrpc": "2.0", "id": 4, "method": "session/list", "params": {}}
+            await http.post(url, json=lst, headers=conn)
+            nothing_else = await _until(events, lambda e: "id" in e or e.get("method") != "session/update")
+            assert nothing_else.get("id") == 4  # the connection's stream got no update of turn 3
+        await http.delete(url, headers=conn)

@@ -47,7 +47,7 @@ from .connection import RemoteConnection
 from .frames import Refused
 from .guard import ConnectionGuard
 from .quotas import PrincipalQuotas
-from .sse import SseOutbox
+from .sse import SESSION_SCOPED, SseRouter
 from .wsprotocol import LINK_KEY, REFUSED_KEY, SocketLink
 
 __all__ = ["CONNECTION_HEADER", "SESSION_HEADER", "Endpoint", "Limits"]
@@ -56,10 +56,6 @@ logger = logging.getLogger("acpkit_core.remote")
 
 CONNECTION_HEADER: Final = "Acp-Connection-Id"
 SESSION_HEADER: Final = "Acp-Session-Id"
-SESSION_SCOPED: Final = frozenset(
-    {"session/prompt", "session/cancel", "session/set_mode", "session/set_config_option", "session/close"}
-)
-"""POSTs that must carry `Acp-Session-Id` (the methods acting on a session open on the connection)."""
 INITIALIZE_TIMEOUT: Final = 30.0
 WS_GOING_AWAY: Final = 1001
 WS_TRY_AGAIN: Final = 1013
@@ -243,8 +239,8 @@ class Endpoint:
 
     async def _drop(self, conn: RemoteConnection) -> None:
         self._forget(conn)
-        if isinstance(conn.sse, SseOutbox):
-            conn.sse.end()  # its GET stream ends too (after what is already waiting)
+        if isinstance(conn.sse, SseRouter):
+            conn.sse.end()  # its GET streams end too (after what is already waiting)
         await conn.finish()
 
     # --- WebSocket ------------------------------------------------------------------------------
@@ -314,22 +310,28 @@ class Endpoint:
         if conn_id is None:
             return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
         conn = self.connections.get(conn_id)
-        if conn is None or conn.principal != principal or not isinstance(conn.sse, SseOutbox):
+        if conn is None or conn.principal != principal or not isinstance(conn.sse, SseRouter):
             return _error(404, f"unknown {CONNECTION_HEADER}")
         if request.method == "DELETE":
             await self._drop(conn)
             return Response(status_code=202)
         if "text/event-stream" not in request.headers.get("accept", ""):
             return _error(406, "the stream needs Accept: text/event-stream")
-        outbox: SseOutbox = conn.sse
+        router: SseRouter = conn.sse
+        session = request.headers.get(SESSION_HEADER)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", CONNECTION_HEADER: conn.id}
+        if session is None:
+            outbox = router.main
+        elif conn.agent.sessions.open_session(session) is None:
+            return _error(404, f"unknown {SESSION_HEADER} for this connection (open or load the session first)")
+        else:
+            outbox = router.open_session(session)
+            headers[SESSION_HEADER] = session
         if outbox.attached:
-            return _error(409, "this connection's stream is already open (one GET stream per connection)")
+            which = "this connection's" if session is None else "this session's"
+            return _error(409, f"{which} stream is already open (one GET stream each)")
         outbox.attached = True
-        return StreamingResponse(
-            outbox.events(),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", CONNECTION_HEADER: conn.id},
-        )
+        return StreamingResponse(router.stream(outbox, session), media_type="text/event-stream", headers=headers)
 
     async def _read_body(self, request: Request, account: Account) -> bytes | Response:
         """The body, its bytes taken from the budget; or the refusal (`413` over the message size limit,
@@ -395,11 +397,12 @@ class Endpoint:
             if message.get("method") == "initialize" and "id" in message:
                 return await self._initialize(body, message, principal, account)
             return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
-        if conn is None or conn.principal != principal or not isinstance(conn.sse, SseOutbox):
+        if conn is None or conn.principal != principal or not isinstance(conn.sse, SseRouter):
             return _error(404, f"unknown {CONNECTION_HEADER}")
         refusal = _session_header_refusal(message, request.headers.get(SESSION_HEADER), conn.sse)
         if refusal is not None:
             return _error(400, refusal)
+        conn.sse.received(message)
         await conn.feed(body, reserved=True)
         return Response(status_code=202)
 
@@ -409,30 +412,25 @@ class Endpoint:
         room = self._room(principal)
         if room is not None:
             return room
-        outbox = SseOutbox(self.limits.outbound_buffer_bytes)
+        router = SseRouter(self.limits.outbound_buffer_bytes)
 
         async def deliver(msg: dict[str, Any]) -> None:
-            if "method" not in msg and (waiter := outbox.waiting.pop(json.dumps(msg.get("id")), None)):
+            if "method" not in msg and (waiter := router.waiting.pop(json.dumps(msg.get("id")), None)):
                 waiter.set_result(msg)
                 return
-            if "id" in msg and "method" in msg:  # the agent asks the client: note which session it is about
-                params = msg.get("params")
-                named = cast("dict[str, Any]", params).get("sessionId") if isinstance(params, dict) else None
-                if isinstance(named, str):
-                    outbox.asked[json.dumps(msg["id"])] = named
-            await outbox.put(b"event: message\ndata: " + _json(msg) + b"\n\n")
+            await router.route(msg).put(b"event: message\ndata: " + _json(msg) + b"\n\n")
 
         conn = self._new_connection(deliver, principal, account)
-        conn.sse = outbox
-        conn.outbound = outbox
+        conn.sse = router
+        conn.outbound = router
 
         async def close(code: int, reason: str) -> None:
             self._forget(conn)
-            outbox.end()
+            router.end()
 
         conn.on_close = close
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        outbox.waiting[json.dumps(message["id"])] = waiter
+        router.waiting[json.dumps(message["id"])] = waiter
         await conn.feed(body, reserved=True)
         try:
             answer = await asyncio.wait_for(waiter, INITIALIZE_TIMEOUT)
@@ -505,7 +503,7 @@ def _too_big(limit: int) -> Response:
     return _error(413, f"a JSON-RPC message is over the {limit} bytes limit (max_message_bytes)")
 
 
-def _session_header_refusal(message: dict[str, Any], header: str | None, outbox: SseOutbox) -> str | None:
+def _session_header_refusal(message: dict[str, Any], header: str | None, router: SseRouter) -> str | None:
     """Why a POST's `Acp-Session-Id` is refused (`400`), or `None`.
 
     Required on the session-scoped methods; when given, it must name the message's `sessionId`, or
@@ -515,7 +513,7 @@ def _session_header_refusal(message: dict[str, Any], header: str | None, outbox:
     if method in SESSION_SCOPED and header is None:
         return f"missing {SESSION_HEADER} header (session-scoped request)"
     if method is None and "id" in message:
-        asked = outbox.asked.pop(json.dumps(message.get("id")), None)
+        asked = router.asked.pop(json.dumps(message.get("id")), None)
         if header is not None and asked is not None and header != asked:
             return f"{SESSION_HEADER} does not name the session of the request this answers"
         return None
