@@ -203,7 +203,8 @@ async def test_session_scoped_streams(tmp_path: Path) -> None:
 
             # A turn started before the session's stream is open stays on the connection's stream.
             script = [{"type": "text", "text": "say a b\nsleep 0.5\nsay c d"}]
-            slow = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": sid, "prompt": script}}
+            params = {"sessionId": sid, "prompt": script}
+            slow = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": params}
             await http.post(url, json=slow, headers=session)
             first = await _until(events, lambda e: e.get("method") == "session/update")
             async with http.stream("GET", url, headers={**session, **accept}) as own:
