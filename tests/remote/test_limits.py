@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from acp import RequestError
-from acpkit_core.remote import RemoteError
+from acpkit_core.remote import Limits, RemoteError
 from acpkit_core.testing import AcpTestClient
 from hostile import raise_own_open_files, rss_mib
 from replicas import replica
@@ -101,17 +101,6 @@ async def test_messages_past_the_budget_are_refused_unread_then_accepted(tmp_pat
             await _close(ws)
 
 
-def memory_bound_mib(
-    idle_mib: float, *, connections: int, sessions: int, outbound: int, inflight: int, message: int
-) -> float:
-    """The worst-case RSS of a replica, in MiB: the formula of docs/remote.md ("Operating it").
-
-    `message`: the largest message the agent sends.
-    """
-    per_connection = 48 * KiB + sessions * 4 * KiB + 6 * outbound + 256 * KiB + 4 * message
-    return idle_mib + (connections * per_connection + 4 * inflight) / MiB
-
-
 async def _never_reading(url: str, cwd: Path) -> RawFrames:
     ws = await RawFrames.connect(url, receive_buffer=4096)
     sid = await _session(ws, cwd)
@@ -129,9 +118,14 @@ async def test_peak_memory_stays_under_the_documented_formula(tmp_path: Path) ->
         pid = served.process.pid
         await asyncio.sleep(0.5)
         idle = rss_mib(pid)
-        bound = memory_bound_mib(
-            idle, connections=connections, sessions=1, outbound=outbound, inflight=inflight, message=64 * KiB
+        limits = Limits(
+            max_message_bytes=8 * MiB,
+            max_connections=connections,
+            max_sessions_per_connection=1,
+            outbound_buffer_bytes=outbound,
+            max_inflight_bytes=inflight,
         )
+        bound = limits.memory_bound(int(idle * MiB), largest_message=64 * KiB) / MiB  # the documented formula
         # 195 clients that never read, each asking for 128 MB of chunks: their buffers fill, their turns wait.
         flooders = [await _never_reading(served.url, tmp_path) for _ in range(195)]
         # The budget of bytes in flight spent: four 7.9 MiB prompts held by sleeping turns, a fifth refused.

@@ -64,6 +64,16 @@ WS_IDLE: Final = 4408
 TURNS_END_SECONDS: Final = 10.0
 """How long cancelled turns get to end (and be recorded) before their connection is closed anyway."""
 MiB: Final = 1 << 20
+CONNECTION_BYTES: Final = 48 * 1024
+"""Memory of one connection with one session, beyond its buffers (measured: 46 KiB with the core server)."""
+SESSION_BYTES: Final = 4 * 1024
+"""Memory of one more open session in the core server (measured: 3.3 KiB), the framework's aside."""
+WRITE_PASS_BYTES: Final = 128 * 1024
+"""What may wait for the client beyond the outbound buffer: a WebSocket's frames of one loop pass (up to
+64 KiB), what each SSE stream has handed to its socket (64 KiB)."""
+INFLIGHT_FACTOR: Final = 4
+"""Memory per byte of a client message in flight, at most (measured: 3.3 over WebSocket at its peak:
+the frame, its text, the parsed message; less over Streamable HTTP)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +104,17 @@ class Limits:
     """Sessions one principal may hold open across its connections."""
     max_turns_per_principal: int = 20
     """Turns one principal may run at once across its connections."""
+
+    def memory_bound(self, idle_bytes: int, *, largest_message: int = 64 * 1024) -> int:
+        """The most memory a replica serving with these limits holds, in bytes (the formula of "Operating it").
+
+        `idle_bytes`: its resident size with no connection; `largest_message`: the largest message the
+        agent sends (a streamed chunk is tens of bytes, a tool result can be more). What the agent's
+        framework keeps per session, and the output of turns whose clients read it, come on top.
+        """
+        waiting = 6 * self.outbound_buffer_bytes + 2 * WRITE_PASS_BYTES + 4 * largest_message
+        per_connection = CONNECTION_BYTES + self.max_sessions_per_connection * SESSION_BYTES + waiting
+        return idle_bytes + self.max_connections * per_connection + INFLIGHT_FACTOR * self.max_inflight_bytes
 
 
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
