@@ -258,7 +258,7 @@ async def test_an_oversized_response_from_the_client_fails_the_agents_request_no
 
 
 async def test_acpkit_run_takes_the_limits_as_flags(tmp_path: Path) -> None:
-    command = (sys.executable, "-m", "acpkit_core.cli", "run", str(EXAMPLES / "echo_runner.py"))
+    command = (sys.executable, "-m", "acpkit_core.cli", "run", str(EXAMPLES / "echo_runner.py"), "--store", "memory")
     async with await WireAgent.start(*command, "--max-message-bytes", "8KiB", "--max-prompt-bytes", "2KiB") as agent:
         await agent.request("initialize", {"protocolVersion": 1})
         sid = (await agent.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"]["sessionId"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from acpkit_core.testing import AcpTestClient
 from replicas import TARGET, replica
 from test_frames import RawFrames
 
@@ -129,38 +130,44 @@ def _acpkit(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_store_and_name_on_a_ready_agent_exit_2(tmp_path: Path) -> None:
-    env_store = str(tmp_path / "s.sqlite3")
+def test_store_and_name_set_by_a_ready_agent_exit_2(tmp_path: Path) -> None:
+    """The replica target's code sets its store (from `$REPLICA_STORE`) and its name."""
+    env = {**os.environ, "REPLICA_STORE": str(tmp_path / "s.sqlite3")}
     for command in ("serve", "run"):
-        result = subprocess.run(
-            [sys.executable, "-m", "acpkit_core.cli", command, str(TARGET), "--store", "postgresql://db/acp"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            env={**os.environ, "REPLICA_STORE": env_store},
-        )
-        assert result.returncode == 2, result.stderr
-        assert f"acpkit {command}: --store cannot apply to " in result.stderr
-        assert "it is a ready ACP agent, which keeps --store: the store it was built with" in result.stderr
-        assert "AgentOptions(store=...)" in result.stderr
-        named = subprocess.run(
-            [sys.executable, "-m", "acpkit_core.cli", command, str(TARGET), "--name", "other"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            env={**os.environ, "REPLICA_STORE": env_store},
-        )
-        assert named.returncode == 2 and "--name cannot apply to" in named.stderr
+        for flag, value, said in (
+            ("--store", "postgresql://db/acp", "--store: its code sets its store (AgentOptions(store=...)"),
+            ("--name", "other", "--name: its code names it 'replica' (AgentOptions(name=...))"),
+        ):
+            result = subprocess.run(
+                [sys.executable, "-m", "acpkit_core.cli", command, str(TARGET), flag, value],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                env=env,
+            )
+            assert result.returncode == 2, result.stderr
+            assert f"acpkit {command}: {flag} cannot apply to " in result.stderr
+            assert f"it is a ready ACP agent, and {said}" in result.stderr
+
+
+async def test_store_applies_to_a_ready_agent_whose_code_sets_none(tmp_path: Path) -> None:
+    """`examples/echo_runner.py` builds an `AcpAgent` without a store: `--store` chooses it."""
+    store = tmp_path / "chosen.sqlite3"
+    echo = Path(__file__).parents[2] / "examples" / "echo_runner.py"
+    command = [sys.executable, "-m", "acpkit_core.cli", "run", f"{echo}:build_agent", "--store", str(store)]
+    async with AcpTestClient.spawn(*command) as client:
+        await client.initialize()
+        await client.new_session()
+    assert store.exists()
 
 
 def test_help_says_which_flags_apply_to_which_targets() -> None:
     for command in ("serve", "run"):
         shown = _acpkit(command, "--help").stdout
         assert "which flags apply to which targets:" in shown
-        assert "not --store, not --name" in shown
-        assert "Framework agents only" in shown.replace("\n", " ").replace("  ", " ")
+        assert "--store and --name only where its code sets" in shown
+        assert "A ready AcpAgent takes it only if its code sets no store" in " ".join(shown.split())
 
 
 async def test_the_store_flag_builds_a_framework_agent(tmp_path: Path) -> None:

@@ -28,8 +28,8 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
         "--store",
         metavar="PATH|URL|memory",
         help="session store: a SQLite file, a postgresql:// URL (shared by replicas; the postgres extra), "
-        "or 'memory' (default: the state directory's sessions.sqlite3). Framework agents only: a ready "
-        "AcpAgent keeps the store its code gives it (AgentOptions.store), and --store for one exits 2",
+        "or 'memory' (default: the state directory's sessions.sqlite3). A ready AcpAgent takes it only if "
+        "its code sets no store (AgentOptions.store); otherwise it exits 2",
     )
     parser.add_argument(
         "--log-level",
@@ -40,8 +40,8 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--name",
-        help="agent name announced in initialize (agentInfo.name). Framework agents only: a ready AcpAgent "
-        "keeps its AgentOptions.name, and --name for one exits 2",
+        help="agent name announced in initialize (agentInfo.name). A ready AcpAgent takes it only if its "
+        "code names it nothing (AgentOptions.name); otherwise it exits 2",
     )
 
 
@@ -62,8 +62,9 @@ def _add_message_limits(parser: argparse.ArgumentParser) -> None:
 
 _TARGET_FLAGS = """which flags apply to which targets:
   a framework agent (pydantic-ai Agent, LangGraph graph)   every flag
-  a ready AcpAgent (create_acp_agent(...), AcpAgent(...))   not --store, not --name: it keeps the store
-                                                            and name its code gives it (exit 2 if given)
+  a ready AcpAgent (create_acp_agent(...), AcpAgent(...))   --store and --name only where its code sets
+                                                            none (AgentOptions.store, .name); given for
+                                                            one whose code sets them: exit 2
   an agent written on the raw ACP SDK                       none of --store, --name, --max-message-bytes,
                                                             --max-prompt-bytes (exit 2 if given)"""
 

@@ -34,19 +34,29 @@ def _configure_logging(level: str) -> None:
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING), format=fmt)
 
 
+DEFAULT_NAME = "acpkit-agent"
+"""`AgentOptions.name` when the code names nothing (`--name` may then name a ready agent)."""
+
+
 def build_agent(
     resolved: Resolved, *, name: str | None, store: str | None, limits: Mapping[str, int] | None = None
 ) -> Any:
     """The ACP agent object serving `resolved` (a ready ACP agent is served as it is).
 
-    `limits` (`max_message_bytes`, `max_prompt_bytes`) apply to a ready ACP Kit agent too.
+    On a ready ACP Kit agent, `limits` (`max_message_bytes`, `max_prompt_bytes`) apply, and so do
+    `store` and `name` where its code left them to the defaults (`ready_agent_refusal` refuses them
+    where it did not).
     """
     limits = dict(limits or {})
     if resolved.adapter is None:
-        options: object = getattr(resolved.obj, "options", None)
+        options: Any = getattr(resolved.obj, "options", None)
         for field, value in limits.items():
             if hasattr(options, field):
                 setattr(options, field, value)
+        if store is not None and options is not None and getattr(options, "store", "set") is None:
+            options.store = store
+        if name is not None and options is not None and getattr(options, "name", None) == DEFAULT_NAME:
+            options.name = name
         return resolved.obj
     from acpkit_core.config import AgentOptions
 
@@ -63,31 +73,36 @@ def ready_agent_refusal(
 ) -> str | None:
     """Why a flag cannot take effect on `resolved`, or `None` when every flag given applies.
 
-    `--store` and `--name` build the agent through an adapter: a ready ACP agent was built by its
-    own code, with its own store and name, so either flag would be silently ignored (replicas
-    started that way would each keep a private store). The size limits apply to ACP Kit agents,
-    ready or not, but not to an agent written on the raw SDK.
+    A ready ACP Kit agent takes `--store` and `--name` only where its code left them to the
+    defaults (no `AgentOptions.store`, the default name): where its code set them, either flag
+    would be ignored (replicas started that way would each keep a private store), so it is
+    refused. An agent written on the raw SDK takes none of them, nor the size limits.
     """
     if resolved.adapter is not None:
         return None
-    given = [flag for flag, value in (("--store", store), ("--name", name)) if value is not None]
-    if given:
-        where = {
-            "--store": "the store it was built with (AgentOptions(store=...), or create_acp_agent(..., store=...))",
-            "--name": "the name it was built with (AgentOptions(name=...))",
-        }
-        kept = "; ".join(f"{flag}: {where[flag]}" for flag in given)
+    options: object = getattr(resolved.obj, "options", None)
+    if not hasattr(options, "max_message_bytes"):
+        given = [flag for flag, value in (("--store", store), ("--name", name)) if value is not None]
+        given += ["--max-message-bytes and --max-prompt-bytes"] if limits else []
+        if not given:
+            return None
         return (
-            f"{' and '.join(given)} cannot apply to {resolved.name}: it is a ready ACP agent, which keeps {kept}. "
-            "Set it in the code that builds the agent, or serve the framework agent itself (a pydantic-ai "
-            "Agent, a LangGraph graph) so that the flags build it"
+            f"{', '.join(given)} cannot apply to {resolved.name}: it is an ACP agent written on the raw SDK, "
+            "not an ACP Kit agent, and keeps its own store, name and limits"
         )
-    if limits and not hasattr(getattr(resolved.obj, "options", None), "max_message_bytes"):
-        return (
-            f"--max-message-bytes and --max-prompt-bytes cannot apply to {resolved.name}: it is an ACP agent "
-            "written on the raw SDK, not an ACP Kit agent, and enforces its own limits"
-        )
-    return None
+    kept: list[str] = []
+    if store is not None and getattr(options, "store", None) is not None:
+        kept.append("--store: its code sets its store (AgentOptions(store=...), or create_acp_agent(..., store=...))")
+    if name is not None and getattr(options, "name", DEFAULT_NAME) != DEFAULT_NAME:
+        kept.append(f"--name: its code names it {getattr(options, 'name', '')!r} (AgentOptions(name=...))")
+    if not kept:
+        return None
+    flags = " and ".join(k.partition(":")[0] for k in kept)
+    return (
+        f"{flags} cannot apply to {resolved.name}: it is a ready ACP agent, and {'; '.join(kept)}. Change it in "
+        "that code (or leave it out there so that the flag applies), or serve the framework agent itself "
+        "(a pydantic-ai Agent, a LangGraph graph) so that the flags build it"
+    )
 
 
 def limit_flags(args: argparse.Namespace) -> dict[str, int]:
