@@ -71,6 +71,9 @@ SESSION_BYTES: Final = 4 * 1024
 WRITE_PASS_BYTES: Final = 128 * 1024
 """What may wait for the client beyond the outbound buffer: a WebSocket's frames of one loop pass (up to
 64 KiB), what each SSE stream has handed to its socket (64 KiB)."""
+RECORD_FACTOR: Final = 3
+"""Memory per byte a running turn has sent and keeps until it ends (to record it), at most (measured: 2.2
+for chunks of one character, whose kept form costs more than their frame; about 1 for big chunks)."""
 INFLIGHT_FACTOR: Final = 4
 """Memory per byte of a client message in flight, at most (measured: 3.3 over WebSocket at its peak:
 the frame, its text, the parsed message; less over Streamable HTTP)."""
@@ -112,8 +115,11 @@ class Limits:
         agent sends (a streamed chunk is tens of bytes, a tool result can be more). What the agent's
         framework keeps per session, and the output of turns whose clients read it, come on top.
         """
-        waiting = 6 * self.outbound_buffer_bytes + 2 * WRITE_PASS_BYTES + 4 * largest_message
-        per_connection = CONNECTION_BYTES + self.max_sessions_per_connection * SESSION_BYTES + waiting
+        waiting = 2 * self.outbound_buffer_bytes + WRITE_PASS_BYTES + 2 * largest_message
+        sent = waiting + 2 * self.outbound_buffer_bytes  # and the kernel's send buffer: twice SO_SNDBUF
+        per_connection = (
+            CONNECTION_BYTES + self.max_sessions_per_connection * SESSION_BYTES + waiting + RECORD_FACTOR * sent
+        )
         return idle_bytes + self.max_connections * per_connection + INFLIGHT_FACTOR * self.max_inflight_bytes
 
 
