@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from acpkit_core.testing import AcpTestClient
 from replicas import LANGGRAPH_TARGET, replica
 
 CYCLES = 200
 
 
-async def test_reconnect_resume_and_prompt_200_times(tmp_path: Path) -> None:
-    async with replica(str(tmp_path / "lc.sqlite3"), target=LANGGRAPH_TARGET) as served:
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The replica's store: a SQLite file (the embedded saver is an aiosqlite connection), or Postgres (a pool)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "lc.sqlite3")
+    return str(request.getfixturevalue("postgres_url"))
+
+
+async def test_reconnect_resume_and_prompt_200_times(store: str) -> None:
+    async with replica(store, target=LANGGRAPH_TARGET) as served:
         async with AcpTestClient.connect_url(served.url) as client:
             await client.initialize()
             sid = await client.new_session()
