@@ -135,7 +135,7 @@ def test_store_and_name_set_by_a_ready_agent_exit_2(tmp_path: Path) -> None:
     env = {**os.environ, "REPLICA_STORE": str(tmp_path / "s.sqlite3")}
     for command in ("serve", "run"):
         for flag, value, said in (
-            ("--store", "postgresql://db/acp", "--store: its code sets its store (AgentOptions(store=...)"),
+            ("--store", "postgresql://db/acp", "--store: its code sets another store (AgentOptions(store=...)"),
             ("--name", "other", "--name: its code names it 'replica' (AgentOptions(name=...))"),
         ):
             result = subprocess.run(

@@ -73,10 +73,10 @@ def ready_agent_refusal(
 ) -> str | None:
     """Why a flag cannot take effect on `resolved`, or `None` when every flag given applies.
 
-    A ready ACP Kit agent takes `--store` and `--name` only where its code left them to the
-    defaults (no `AgentOptions.store`, the default name): where its code set them, either flag
-    would be ignored (replicas started that way would each keep a private store), so it is
-    refused. An agent written on the raw SDK takes none of them, nor the size limits.
+    A ready ACP Kit agent takes `--store` and `--name` where its code left them to the defaults
+    (no `AgentOptions.store`, the default name) or set the same: where its code set something else,
+    either flag would be ignored (replicas started that way would each keep a private store), so it
+    is refused. An agent written on the raw SDK takes none of them, nor the size limits.
     """
     if resolved.adapter is not None:
         return None
@@ -91,10 +91,12 @@ def ready_agent_refusal(
             "not an ACP Kit agent, and keeps its own store, name and limits"
         )
     kept: list[str] = []
-    if store is not None and getattr(options, "store", None) is not None:
-        kept.append("--store: its code sets its store (AgentOptions(store=...), or create_acp_agent(..., store=...))")
-    if name is not None and getattr(options, "name", DEFAULT_NAME) != DEFAULT_NAME:
-        kept.append(f"--name: its code names it {getattr(options, 'name', '')!r} (AgentOptions(name=...))")
+    own_store: object = getattr(options, "store", None)
+    if store is not None and own_store is not None and own_store != store:
+        kept.append("--store: its code sets another store (AgentOptions(store=...), create_acp_agent(store=...))")
+    own_name: object = getattr(options, "name", DEFAULT_NAME)
+    if name is not None and own_name not in (DEFAULT_NAME, name):
+        kept.append(f"--name: its code names it {own_name!r} (AgentOptions(name=...))")
     if not kept:
         return None
     flags = " and ".join(k.partition(":")[0] for k in kept)
