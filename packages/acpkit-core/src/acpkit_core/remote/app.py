@@ -193,6 +193,8 @@ class Endpoint:
         self.stalled = 0
         """Connections closed because their client took nothing for `idle_seconds` (since start)."""
         self._reaper: asyncio.Task[None] | None = None
+        self._closing: dict[str, asyncio.Task[None]] = {}
+        """Stalled connections being closed (their turns get time to end), by id."""
 
     # --- the app ----------------------------------------------------------------------------------
 
@@ -371,14 +373,18 @@ class Endpoint:
         if size is not None and not account.reserve(size):
             return self._over_budget(size)
         body = bytearray()
-        async for chunk in request.stream():
-            if size is None and not account.reserve(len(chunk)):
-                account.release(len(body))
-                return self._over_budget(len(body) + len(chunk))
-            body += chunk
-            if len(body) > limit:
-                account.release(size if size is not None else len(body) - len(chunk))
-                return _too_big(limit)
+        try:
+            async for chunk in request.stream():
+                if size is None and not account.reserve(len(chunk)):
+                    account.release(len(body))
+                    return self._over_budget(len(body) + len(chunk))
+                body += chunk
+                if len(body) > limit:
+                    account.release(size if size is not None else len(body) - len(chunk))
+                    return _too_big(limit)
+        except BaseException:  # the client left mid-body: what was taken for it goes back
+            account.release(size if size is not None else len(body))
+            raise
         if size is not None and len(body) != size:  # h11 holds the client to its Content-Length
             account.release(size - len(body))
         return bytes(body)
@@ -475,7 +481,10 @@ class Endpoint:
             now = time.monotonic()
             for conn in list(self.connections.values()):
                 if conn.stalled_for(now) > idle:
-                    await self._close_stalled(conn, idle)
+                    if conn.id not in self._closing:  # its turns get time to end: the others go on meanwhile
+                        task = asyncio.create_task(self._close_stalled(conn, idle))
+                        self._closing[conn.id] = task
+                        task.add_done_callback(lambda _, cid=conn.id: self._closing.pop(cid, None))
                 elif not conn.busy and now - conn.last_active > idle:
                     logger.info("connection %s idle for %.0f s: closed", conn.id, idle)
                     await self._close(conn, WS_IDLE, f"closed after {idle:g} s without traffic (idle_seconds)")
