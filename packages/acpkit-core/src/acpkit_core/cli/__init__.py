@@ -208,9 +208,10 @@ def _add_serve_limits(serve: argparse.ArgumentParser) -> None:
     limits.add_argument(
         "--max-pending",
         type=int,
-        default=256,
+        default=1024,
         metavar="N",
-        help="TCP connections still sending their request head at once; one more closes the oldest (default: 256)",
+        help="TCP connections still sending their request head: past it, those waiting 2 s or more are "
+        "closed, the oldest first (default: 1024)",
     )
     limits.add_argument(
         "--handshake-timeout",

@@ -92,9 +92,9 @@ class Limits:
     idle_seconds: float = 600.0
     """A connection with no traffic and no running turn for this long is closed; so is one whose client has
     taken nothing for this long while its outbound buffer was full (its turns are cancelled and recorded)."""
-    max_pending_connections: int = 256
-    """TCP connections waiting for a complete request head (not yet authenticated) at once; one more closes
-    the oldest."""
+    max_pending_connections: int = 1024
+    """TCP connections waiting for a complete request head (not yet authenticated): past it, those waiting
+    for 2 s or more are closed, the oldest first."""
     handshake_seconds: float = 10.0
     """A TCP connection must complete its request head, and a WebSocket its upgrade, within this."""
     max_inflight_bytes: int = 128 * MiB

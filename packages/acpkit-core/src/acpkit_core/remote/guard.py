@@ -7,9 +7,11 @@ is *waiting*: accepted (or done with its previous request) but not yet through a
 head, and for a WebSocket, not yet through its upgrade. A waiting connection
 
 - is closed when it has waited `handshake_seconds`;
-- is closed when `max_pending` others are waiting and a new one arrives (the oldest goes first),
-  so a flood of half-open sockets costs at most `max_pending` open files and never locks out a
-  client that sends its request at once.
+- is closed, the oldest first, when more than `max_pending` connections are waiting and it has
+  waited `PRESSED_SECONDS` (2 s): a flood of half-open sockets is held at `max_pending` within
+  seconds, and a burst of honest clients that the server has not read yet is left alone;
+- is closed, the oldest first and whatever its age, to make room for a new socket when the
+  process holds `max_sockets`: a client that sends its request at once is never locked out.
 
 Each socket's kernel send buffer is fixed (`send_buffer`, the outbound buffer's size): left to the
 system it grows to megabytes, which a client that never reads fills before the server's own
@@ -41,6 +43,8 @@ FILES_RESERVED: Final = 64
 MAX_BACKLOG: Final = 2048
 """The listen backlog when the open-file limit allows it (uvicorn's default)."""
 MIN_BACKLOG: Final = 64
+PRESSED_SECONDS: Final = 2.0
+"""Past the cap of waiting connections, one that has waited this long without a complete head is closed."""
 
 
 class ConnectionGuard:
@@ -66,7 +70,8 @@ class ConnectionGuard:
         """Waiting connections closed at their deadline (since start)."""
         self.refused = 0
         """Connections closed at once: no socket left under the open-file limit (since start)."""
-        self._waiting: dict[object, tuple[asyncio.BaseTransport, asyncio.TimerHandle]] = {}
+        self._waiting: dict[object, tuple[asyncio.BaseTransport, asyncio.TimerHandle, float]] = {}
+        self._sweep: asyncio.TimerHandle | None = None
 
     @property
     def waiting(self) -> int:
@@ -99,10 +104,30 @@ class ConnectionGuard:
         """`protocol`'s connection now waits for a request head (or its WebSocket upgrade)."""
         if protocol in self._waiting:
             return
-        while len(self._waiting) >= self.max_pending:
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(self.handshake_seconds, self._expire, protocol)
+        self._waiting[protocol] = (transport, timer, loop.time())
+        self._trim()
+
+    def _trim(self) -> None:
+        """Past `max_pending` waiting, close those waiting longer than `PRESSED_SECONDS`, the oldest first.
+
+        A burst of honest clients (hundreds connecting at once to a busy server) waits a moment for
+        the server to read their heads: none of them is closed for that, only sockets that have
+        had the time to send a head and did not.
+        """
+        self._sweep = None
+        if len(self._waiting) <= self.max_pending:
+            return
+        loop = asyncio.get_running_loop()
+        pressed = min(PRESSED_SECONDS, self.handshake_seconds)
+        while len(self._waiting) > self.max_pending:
+            oldest = next(iter(self._waiting.values()))
+            age = loop.time() - oldest[2]
+            if age < pressed:  # look again when the oldest has waited that long
+                self._sweep = loop.call_later(pressed - age, self._trim)
+                return
             self._evict_oldest()
-        timer = asyncio.get_running_loop().call_later(self.handshake_seconds, self._expire, protocol)
-        self._waiting[protocol] = (transport, timer)
 
     def arrived(self, protocol: object) -> None:
         """`protocol`'s request head (or WebSocket upgrade) is complete: it no longer waits."""
@@ -118,7 +143,7 @@ class ConnectionGuard:
 
     def _evict_oldest(self) -> None:
         protocol = next(iter(self._waiting))
-        transport, timer = self._waiting.pop(protocol)
+        transport, timer, _ = self._waiting.pop(protocol)
         timer.cancel()
         self.evicted += 1
         _close(transport)
@@ -196,10 +221,11 @@ def raise_open_file_limit() -> tuple[int, int]:
 def socket_budget(open_files: int) -> tuple[int, int]:
     """(sockets, listen backlog) for a process with `open_files` open files.
 
-    asyncio accepts up to `backlog` connections in a row before any of them reaches the guard, so
-    the sockets the guard allows, plus one backlog, plus room for everything else (the store, logs,
-    MCP servers' pipes) stay under the limit: the process never fails to accept for want of a file.
+    asyncio accepts up to `backlog` connections in a row before any of them reaches the guard (and
+    may do so again before the guard has run), so the sockets the guard allows, plus two backlogs,
+    plus room for everything else (the store, logs, MCP servers' pipes) stay under the limit: the
+    process does not fail to accept for want of a file.
     """
-    backlog = min(MAX_BACKLOG, max(MIN_BACKLOG, open_files // 4))
-    sockets = open_files - max(FILES_RESERVED, open_files // 16) - backlog
+    backlog = min(MAX_BACKLOG, max(MIN_BACKLOG, open_files // 16))
+    sockets = open_files - max(FILES_RESERVED, open_files // 8) - 2 * backlog  # room for bursts in a row
     return max(1, sockets), backlog

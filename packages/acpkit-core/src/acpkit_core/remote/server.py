@@ -65,9 +65,9 @@ class ServeOptions:
     idle_seconds: float = 600.0
     """Close a connection after this long without traffic or a running turn, or whose client has taken
     nothing for this long while its outbound buffer was full (its turns are cancelled and recorded)."""
-    max_pending_connections: int = 256
-    """TCP connections still sending their request head (not yet authenticated) at once; one more closes
-    the oldest of them."""
+    max_pending_connections: int = 1024
+    """TCP connections still sending their request head (not yet authenticated): past it, those waiting for
+    2 s or more are closed, the oldest first."""
     handshake_seconds: float = 10.0
     """A TCP connection must send its whole request head, and a WebSocket finish its upgrade, within this."""
     max_inflight_bytes: int | None = None
