@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -144,6 +146,55 @@ async def test_a_client_that_never_reads_stops_its_turn_and_is_closed(tmp_path: 
         )
         assert said and " ".join(words).startswith(said.rstrip())
         assert len(said) < len(" ".join(words)) // 4
+        ws.writer.close()
+        with contextlib.suppress(OSError):
+            await ws.writer.wait_closed()
+
+
+async def test_a_streamable_http_client_that_stops_reading_is_closed(tmp_path: Path) -> None:
+    """The same over Streamable HTTP: its event stream, read through a 4 KiB window, stops being read."""
+    target = Path(__file__).parent / "agents" / "flood_target.py"
+    args = ["--idle-timeout", "2", "--outbound-buffer", "64KiB"]
+    async with replica(str(tmp_path / "s.sqlite3"), args=args, target=target) as served:
+        host, port = host_port(served.url)
+        async with httpx.AsyncClient(timeout=10) as http:
+            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+            conn = {"Acp-Connection-Id": (await http.post(served.http_url, json=init)).headers["Acp-Connection-Id"]}
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.setblocking(False)
+            await asyncio.get_running_loop().sock_connect(sock, (host, port))
+            reader, writer = await asyncio.open_connection(sock=sock, limit=4096)
+            writer.write(
+                f"GET /acp HTTP/1.1\r\nHost: {host}\r\nAcp-Connection-Id: {conn['Acp-Connection-Id']}\r\n"
+                "Accept: text/event-stream\r\n\r\n".encode()
+            )
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
+            new = {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                   "params": {"cwd": str(tmp_path), "mcpServers": []}}  # fmt: skip
+            await http.post(served.http_url, json=new, headers=conn)
+            seen = b""
+            while (found := re.search(rb'"id":1,"result":\{"sessionId":"([0-9a-f]+)"', seen)) is None:
+                seen += await reader.read(4096)
+            sid = found.group(1).decode()
+            flood = {"sessionId": sid, "prompt": [{"type": "text", "text": "flood 100000 2000"}]}
+            prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": flood}
+            posted = await http.post(served.http_url, json=prompt, headers={**conn, "Acp-Session-Id": sid})
+            assert posted.status_code == 202
+            # From here the client reads nothing more.
+            started = time.monotonic()
+            while b"took nothing for 2 s" not in served.stderr:
+                assert time.monotonic() - started < 10, served.stderr.decode()[-2000:]
+                await asyncio.sleep(0.1)
+            assert b"1 running turn(s) cancelled" in served.stderr
+            writer.transport.abort()
+        ws = await RawFrames.connect(served.url)
+        await ws.call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        replayed = await ws.call(1, "session/load", {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []})
+        chunks = [m for m in replayed if m.get("method") == "session/update"
+                  and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]  # fmt: skip
+        said = "".join(m["params"]["update"]["content"]["text"] for m in chunks)
+        assert 0 < len(said) < 100_000 * 2000 // 20  # recorded up to where the turn stopped: a small part
         ws.writer.close()
         with contextlib.suppress(OSError):
             await ws.writer.wait_closed()
