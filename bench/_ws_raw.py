@@ -13,6 +13,7 @@ import base64
 import contextlib
 import hashlib
 import os
+import socket
 import struct
 from urllib.parse import urlsplit
 
@@ -53,9 +54,20 @@ class RawWebSocket:
         self._pos = 0
 
     @classmethod
-    async def connect(cls, url: str, headers: dict[str, str] | None = None) -> RawWebSocket:
+    async def connect(
+        cls, url: str, headers: dict[str, str] | None = None, *, receive_buffer: int | None = None
+    ) -> RawWebSocket:
+        """Upgrade to a WebSocket; `receive_buffer`: the socket's receive window (a client that reads slowly)."""
         parts = urlsplit(url)
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port, limit=2**24)
+        if receive_buffer is None:
+            reader, writer = await asyncio.open_connection(parts.hostname, parts.port, limit=2**24)
+        else:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+            sock.setblocking(False)
+            await asyncio.get_running_loop().sock_connect(sock, (parts.hostname, parts.port))
+            # A small reader limit too: asyncio reads ahead into the stream's buffer up to twice it.
+            reader, writer = await asyncio.open_connection(sock=sock, limit=receive_buffer)
         key = base64.b64encode(os.urandom(16)).decode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         writer.write(

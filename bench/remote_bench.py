@@ -18,6 +18,9 @@ for some figures). The header prints the load average: wall times move with othe
    the machine's cores allow: max(all CPU / cores, the busiest thread's CPU).
 3. Failover: two replicas on one SQLite file; a turn runs on A; A is SIGKILLed; the time from the
    kill to the first `session/update` replayed by B's `session/load` (reconnect included).
+4. and 5. One replica, `--attack-sessions` WebSocket sessions streaming at once: time to first
+   update and RSS per idle session, quiet and then under attack (2,000 half-open sockets, 10 clients
+   that never read), with the peak RSS against the documented worst case (`bench/_attack.py`).
 """
 
 from __future__ import annotations
@@ -33,13 +36,14 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import websockets
+from _attack import attack_figures
 from _ws_raw import RawWebSocket
 
 AGENT = Path(__file__).parent / "_remote_agent.py"
@@ -65,10 +69,12 @@ def _prompt(i: int, sid: str, text: str) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def serve(store: str) -> AsyncGenerator[tuple[asyncio.subprocess.Process, str]]:
+async def serve(
+    store: str, args: Sequence[str] = ("--max-connections", "5000")
+) -> AsyncGenerator[tuple[asyncio.subprocess.Process, str]]:
     """`acpkit serve` of the bench agent on a free port; yields (process, ws url)."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "acpkit_core.cli", "serve", str(AGENT), "--port", "0", "--max-connections", "5000",
+        sys.executable, "-m", "acpkit_core.cli", "serve", str(AGENT), "--port", "0", *args,
         stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "BENCH_STORE": store},
     )  # fmt: skip
@@ -507,6 +513,9 @@ async def main(args: argparse.Namespace) -> None:
             seconds = await failover(str(Path(tmp) / "failover.sqlite3"))
             print(f"\n3. failover: SIGKILL of replica A to the first update replayed by B: {seconds * 1000:.0f} ms")
 
+        if "4" in args.only or "5" in args.only:
+            await attack_figures(args, serve, str(Path(tmp) / "attack.sqlite3"))
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -515,9 +524,13 @@ if __name__ == "__main__":
     parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--load-chunks", type=int, default=100)
     parser.add_argument("--load-runs", type=int, default=2)
-    parser.add_argument("--only", default="123", help="the figures to measure, e.g. `1` or `23`")
+    parser.add_argument("--attack-sessions", type=int, default=1000)
+    parser.add_argument("--attack-chunks", type=int, default=20)
+    parser.add_argument("--attack-runs", type=int, default=2)
+    parser.add_argument("--only", default="12345", help="the figures to measure, e.g. `1` or `23`")
     parser.add_argument("--quick", action="store_true", help="small numbers: checks every figure runs")
     ns = parser.parse_args()
     if ns.quick:
         ns.chunks, ns.runs, ns.sessions, ns.load_chunks, ns.load_runs = 300, 1, 20, 10, 1
+        ns.attack_sessions, ns.attack_chunks, ns.attack_runs = 50, 5, 1
     asyncio.run(main(ns))

@@ -8,11 +8,12 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 TARGET = Path(__file__).parent / "agents" / "replica_target.py"
+LANGGRAPH_TARGET = Path(__file__).parent / "agents" / "langgraph_target.py"
 _SERVING = re.compile(rb"on (ws://127\.0\.0\.1:\d+/acp)")
 
 
@@ -48,8 +49,9 @@ async def replica(
     env: dict[str, str] | None = None,
     timeout: float = 90,
     target: str | Path = TARGET,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> AsyncGenerator[Replica]:
-    """`acpkit serve` of the replica target (or `target`) on `store`; killed (if still running) on exit."""
+    """`acpkit serve` of `target` (the replica target by default) on `store`; killed (if still running) on exit."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -63,6 +65,7 @@ async def replica(
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "REPLICA_STORE": store, **(env or {})},
+        preexec_fn=preexec_fn,
     )
     stderr = bytearray()
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()

@@ -34,7 +34,9 @@ class RawFrames:
         self.writer = writer
 
     @classmethod
-    async def connect(cls, url: str, *, receive_buffer: int | None = None) -> RawFrames:
+    async def connect(
+        cls, url: str, *, receive_buffer: int | None = None, headers: dict[str, str] | None = None
+    ) -> RawFrames:
         parts = urlsplit(url)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if receive_buffer is not None:  # before connecting: it sets the window the server may fill
@@ -43,9 +45,10 @@ class RawFrames:
         await asyncio.get_running_loop().sock_connect(sock, (parts.hostname, parts.port))
         reader, writer = await asyncio.open_connection(sock=sock)
         key = base64.b64encode(os.urandom(16)).decode()
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         writer.write(
             f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n".encode()
         )
         head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
         assert head.startswith("HTTP/1.1 101 "), head

@@ -10,6 +10,7 @@ copied (`Pregel.copy(update={"checkpointer": saver})`) and the copy gets the emb
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,12 +127,24 @@ class EmbeddedCheckpointer:
         if self._messages is not None and saver is self._messages:
             self._messages.settle(thread_id)
 
-    async def aclose(self) -> None:
-        """Close the SQLite connection or the Postgres pool, if one was opened."""
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
+    async def aclose(
+        self, *, unless: Callable[[], bool] | None = None, before: Callable[[], None] | None = None
+    ) -> bool:
+        """Close the SQLite connection or the Postgres pool, if one was opened; `True` when it was.
+
+        Under the saver's lock: nothing is closed when `unless()` says the saver is in use; otherwise
+        `before()` runs (drop what holds the saver), the saver is detached at once (the next `get`
+        opens a new one, after this close) and then closed.
+        """
+        async with self._lock:
+            if self._conn is None or (unless is not None and unless()):
+                return False  # nothing to close (an in-memory saver keeps its threads), or in use
+            if before is not None:
+                before()
+            conn, self._conn = self._conn, None
             self._saver = self._messages = None
+            await conn.close()
+            return True
 
 
 def with_checkpointer(graph: Pregel[Any, Any, Any, Any], saver: BaseCheckpointSaver[Any]) -> Pregel[Any, Any, Any, Any]:

@@ -228,8 +228,19 @@ class LangGraphRunner:
         if not self._open:  # the last session of this process: release the embedded saver
             if self._preparing is not None:
                 await self._preparing  # never raises; its saver is closed just below
-            self._graphs.clear()
-            await self.embedded.aclose()
+            await self._release_saver()
+
+    async def _release_saver(self) -> None:
+        """Close the embedded saver unless a session was opened meanwhile (another connection's).
+
+        The check, dropping the graphs built on the saver and detaching it happen together, under
+        the saver's lock: a turn starting meanwhile gets a saver opened afresh, never the one closing.
+        """
+
+        def in_use() -> bool:
+            return bool(self._open)
+
+        await self.embedded.aclose(unless=in_use, before=self._graphs.clear)
 
     async def delete_session(self, session: Session) -> None:
         """Delete the session's LangGraph thread from the checkpointer its graph runs with."""
@@ -241,8 +252,7 @@ class LangGraphRunner:
         for key in [k for k in self._graphs if k[0] == session.id]:
             del self._graphs[key]
         if not self._open:  # no session of this process is open: release the embedded saver again
-            self._graphs.clear()
-            await self.embedded.aclose()
+            await self._release_saver()
 
     async def aclose(self) -> None:
         """Close every session's resources and the embedded checkpointer."""

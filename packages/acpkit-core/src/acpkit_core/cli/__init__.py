@@ -28,7 +28,8 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
         "--store",
         metavar="PATH|URL|memory",
         help="session store: a SQLite file, a postgresql:// URL (shared by replicas; the postgres extra), "
-        "or 'memory' (default: the state directory's sessions.sqlite3)",
+        "or 'memory' (default: the state directory's sessions.sqlite3). A ready AcpAgent takes it only if "
+        "its code sets no store (AgentOptions.store); otherwise it exits 2",
     )
     parser.add_argument(
         "--log-level",
@@ -37,7 +38,42 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="log level for stderr (default: WARNING)",
     )
-    parser.add_argument("--name", help="agent name announced in initialize (agentInfo.name)")
+    parser.add_argument(
+        "--name",
+        help="agent name announced in initialize (agentInfo.name). A ready AcpAgent takes it only if its "
+        "code names it nothing (AgentOptions.name); otherwise it exits 2",
+    )
+
+
+def _add_message_limits(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-message-bytes",
+        metavar="SIZE",
+        help="largest JSON-RPC message accepted, e.g. 64MiB (default: $ACPKIT_MAX_MESSAGE_BYTES, else 32MiB). "
+        "ACP Kit agents (framework agents and AcpAgent); not an agent written on the raw SDK",
+    )
+    parser.add_argument(
+        "--max-prompt-bytes",
+        metavar="SIZE",
+        help="largest prompt accepted, e.g. 32MiB (default: $ACPKIT_MAX_PROMPT_BYTES, else 16MiB). "
+        "ACP Kit agents, as --max-message-bytes",
+    )
+    parser.add_argument(
+        "--max-turn-requests",
+        metavar="N",
+        help="most model requests one turn may make (default: $ACPKIT_MAX_TURN_REQUESTS, else 1000). "
+        "ACP Kit agents, as --max-message-bytes",
+    )
+
+
+_TARGET_FLAGS = """which flags apply to which targets:
+  a framework agent (pydantic-ai Agent, LangGraph graph)   every flag
+  a ready AcpAgent (create_acp_agent(...), AcpAgent(...))   --store and --name only where its code sets
+                                                            none (AgentOptions.store, .name); given for
+                                                            one whose code sets them: exit 2
+  an agent written on the raw ACP SDK                       none of --store, --name, --max-message-bytes,
+                                                            --max-prompt-bytes, --max-turn-requests
+                                                            (exit 2 if given)"""
 
 
 def _add_telemetry_options(parser: argparse.ArgumentParser) -> None:
@@ -77,7 +113,10 @@ and exits with status 2.""",
   acpkit run my_agent:agent --store memory   keep no sessions on disk
 
 Editors start this command (see the Zed, JetBrains, Toad and acpx pages). stdout carries JSON-RPC
-only; messages go to stderr. Exit status 2 when the target cannot be imported or served.""",
+only; messages go to stderr. Exit status 2 when the target cannot be imported or served.
+
+"""
+    + _TARGET_FLAGS,
     "chat": """examples:
   acpkit chat examples/pydantic_agent.py
   acpkit chat my_agent:agent -p "Summarise README.md" --yes
@@ -100,7 +139,11 @@ Needs the terminal UI extra: acpkit-core[cli].""",
 
 Listens on loopback unless --host says otherwise; beyond loopback it needs --token-file (or
 $ACPKIT_SERVE_TOKENS). SIGTERM drains: running turns get --shutdown-grace seconds. Needs the
-serve extra: acpkit-core[serve].""",
+serve extra: acpkit-core[serve]. The target must be a framework agent or an AcpAgent (one copy
+is made per connection); an agent written on the raw SDK cannot be served remotely.
+
+"""
+    + _TARGET_FLAGS,
     "bridge": """examples:
   acpkit bridge ws://127.0.0.1:8000/acp
   acpkit bridge wss://agents.example.com/acp --token-file ~/.config/acp-token
@@ -175,6 +218,72 @@ def _add_url_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-file", metavar="FILE", help="file holding the bearer token for --url")
 
 
+def _add_serve_limits(serve: argparse.ArgumentParser) -> None:
+    limits = serve.add_argument_group("limits and quotas (see 'Operating it' in docs/remote.md)")
+    limits.add_argument(
+        "--max-connections", type=int, default=1000, metavar="N", help="connections at once; then 503 (default: 1000)"
+    )
+    limits.add_argument(
+        "--max-sessions", type=int, default=32, metavar="N", help="open sessions per connection (default: 32)"
+    )
+    limits.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="close connections idle this long, and clients that take nothing this long (their turns are "
+        "cancelled) (default: 600)",
+    )
+    limits.add_argument(
+        "--max-pending",
+        type=int,
+        default=1024,
+        metavar="N",
+        help="TCP connections still sending their request head: past it, those waiting 2 s or more are "
+        "closed, the oldest first (default: 1024)",
+    )
+    limits.add_argument(
+        "--handshake-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time for a TCP connection's request head and WebSocket upgrade (default: 10)",
+    )
+    limits.add_argument(
+        "--max-inflight-bytes",
+        metavar="SIZE",
+        help="client messages received and not yet handled, across all connections; past it a message is "
+        "refused unread (default: 4 x --max-message-bytes, 128MiB)",
+    )
+    limits.add_argument(
+        "--outbound-buffer",
+        metavar="SIZE",
+        help="bytes waiting for one client past which the agent waits for it; also each socket's kernel "
+        "send buffer (default: 64KiB)",
+    )
+    limits.add_argument(
+        "--max-connections-per-principal",
+        type=int,
+        default=100,
+        metavar="N",
+        help="connections one token's principal may hold; then 429 (default: 100)",
+    )
+    limits.add_argument(
+        "--max-sessions-per-principal",
+        type=int,
+        default=200,
+        metavar="N",
+        help="open sessions one principal may hold across its connections (default: 200)",
+    )
+    limits.add_argument(
+        "--max-turns-per-principal",
+        type=int,
+        default=20,
+        metavar="N",
+        help="turns one principal may run at once (default: 20)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for `acpkit` and its subcommands."""
     parser = argparse.ArgumentParser(
@@ -194,22 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("target", metavar="TARGET")
     _add_target_options(run)
-    run.add_argument(
-        "--max-message-bytes",
-        metavar="SIZE",
-        help="largest JSON-RPC message accepted, e.g. 64MiB (default: $ACPKIT_MAX_MESSAGE_BYTES, else 32MiB)",
-    )
-    run.add_argument(
-        "--max-prompt-bytes",
-        metavar="SIZE",
-        help="largest prompt accepted, e.g. 32MiB (default: $ACPKIT_MAX_PROMPT_BYTES, else 16MiB)",
-    )
+    _add_message_limits(run)
     _add_telemetry_options(run)
-    run.add_argument(
-        "--max-turn-requests",
-        metavar="N",
-        help="most model requests one turn may make (default: $ACPKIT_MAX_TURN_REQUESTS, else 1000)",
-    )
 
     chat = _subparser(
         sub,
@@ -267,11 +362,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="a browser origin allowed to connect (repeat; '*' for any; default: none)",
     )
-    serve.add_argument("--max-connections", type=int, default=1000, metavar="N", help="default: 1000")
-    serve.add_argument("--max-sessions", type=int, default=32, metavar="N", help="per connection (default: 32)")
-    serve.add_argument(
-        "--idle-timeout", type=float, default=600.0, metavar="SECONDS", help="close idle connections (default: 600)"
-    )
     serve.add_argument(
         "--shutdown-grace",
         type=float,
@@ -290,6 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve the metrics without a token (by default they need one, like /acp)",
     )
+    _add_message_limits(serve)
+    _add_serve_limits(serve)
 
     bridge = _subparser(
         sub,

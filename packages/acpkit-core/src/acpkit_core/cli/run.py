@@ -25,6 +25,8 @@ __all__ = [
     "agent_telemetry",
     "build_agent",
     "configure_cli_logging",
+    "limit_flags",
+    "ready_agent_refusal",
     "run_main",
     "telemetry_from_flags",
     "telemetry_note",
@@ -59,6 +61,10 @@ def telemetry_from_flags(args: argparse.Namespace) -> Any:
     return Telemetry(traces=otel, metrics=otel, logs=access)
 
 
+DEFAULT_NAME = "acpkit-agent"
+"""`AgentOptions.name` when the code names nothing (`--name` may then name a ready agent)."""
+
+
 def build_agent(
     resolved: Resolved,
     *,
@@ -69,8 +75,9 @@ def build_agent(
 ) -> Any:
     """The ACP agent object serving `resolved` (a ready ACP agent is served as it is).
 
-    `limits` (`max_message_bytes`, `max_prompt_bytes`, `max_turn_requests`) apply to a ready ACP Kit
-    agent too, and so does `telemetry` when the agent has none of its own.
+    On a ready ACP Kit agent, `limits` (`max_message_bytes`, `max_prompt_bytes`, `max_turn_requests`)
+    apply, and so does `telemetry` when the agent has none of its own, and `store` and `name` where its
+    code left them to the defaults (`ready_agent_refusal` refuses them where it did not).
     """
     limits = dict(limits or {})
     if resolved.adapter is None:
@@ -80,6 +87,10 @@ def build_agent(
                 setattr(options, field, value)
         if telemetry is not None and hasattr(options, "telemetry") and options.telemetry is None:
             options.telemetry = telemetry
+        if store is not None and options is not None and getattr(options, "store", "set") is None:
+            options.store = store
+        if name is not None and options is not None and getattr(options, "name", None) == DEFAULT_NAME:
+            options.name = name
         return resolved.obj
     from acpkit_core.config import AgentOptions
 
@@ -95,8 +106,47 @@ def build_agent(
     return resolved.adapter.create_agent(resolved.obj, options)
 
 
-def _limits(args: argparse.Namespace) -> dict[str, int]:
-    """The limits given as flags (raises `ValueError` naming the flag)."""
+def ready_agent_refusal(
+    resolved: Resolved, *, store: str | None, name: str | None, limits: Mapping[str, int]
+) -> str | None:
+    """Why a flag cannot take effect on `resolved`, or `None` when every flag given applies.
+
+    A ready ACP Kit agent takes `--store` and `--name` where its code left them to the defaults
+    (no `AgentOptions.store`, the default name) or set the same: where its code set something else,
+    either flag would be ignored (replicas started that way would each keep a private store), so it
+    is refused. An agent written on the raw SDK takes none of them, nor the size limits.
+    """
+    if resolved.adapter is not None:
+        return None
+    options: object = getattr(resolved.obj, "options", None)
+    if not hasattr(options, "max_message_bytes"):
+        given = [flag for flag, value in (("--store", store), ("--name", name)) if value is not None]
+        given += ["the --max-* limits"] if limits else []
+        if not given:
+            return None
+        return (
+            f"{', '.join(given)} cannot apply to {resolved.name}: it is an ACP agent written on the raw SDK, "
+            "not an ACP Kit agent, and keeps its own store, name and limits"
+        )
+    kept: list[str] = []
+    own_store: object = getattr(options, "store", None)
+    if store is not None and own_store is not None and own_store != store:
+        kept.append("--store: its code sets another store (AgentOptions(store=...), create_acp_agent(store=...))")
+    own_name: object = getattr(options, "name", DEFAULT_NAME)
+    if name is not None and own_name not in (DEFAULT_NAME, name):
+        kept.append(f"--name: its code names it {own_name!r} (AgentOptions(name=...))")
+    if not kept:
+        return None
+    flags = " and ".join(k.partition(":")[0] for k in kept)
+    return (
+        f"{flags} cannot apply to {resolved.name}: it is a ready ACP agent, and {'; '.join(kept)}. Change it in "
+        "that code (or leave it out there so that the flag applies), or serve the framework agent itself "
+        "(a pydantic-ai Agent, a LangGraph graph) so that the flags build it"
+    )
+
+
+def limit_flags(args: argparse.Namespace) -> dict[str, int]:
+    """The size limits given as flags (raises `ValueError` naming the flag)."""
     from acpkit_core.limits import MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES, MAX_TURN_REQUESTS, parse_count, parse_size
 
     limits: dict[str, int] = {}
@@ -157,7 +207,7 @@ def run_main(args: argparse.Namespace) -> int:
             print(f"acpkit run: cannot use --cwd {args.cwd!r}: {exc.strerror}", file=sys.stderr)
             return EXIT_TARGET
     try:
-        limits = _limits(args)
+        limits = limit_flags(args)
     except ValueError as exc:
         print(f"acpkit run: {exc}", file=sys.stderr)
         return EXIT_TARGET
@@ -168,6 +218,10 @@ def run_main(args: argparse.Namespace) -> int:
     except TargetError as exc:
         log.debug("target resolution failed", exc_info=exc)
         print(f"acpkit run: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    refusal = ready_agent_refusal(resolved, store=args.store, name=args.name, limits=limits)
+    if refusal is not None:
+        print(f"acpkit run: {refusal}", file=sys.stderr)
         return EXIT_TARGET
     try:
         telemetry = telemetry_from_flags(args)
@@ -180,12 +234,6 @@ def run_main(args: argparse.Namespace) -> int:
         print(f"acpkit run: cannot serve {resolved.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_TARGET
     print(f"acpkit run: serving {resolved.name} ({resolved.description})", file=sys.stderr)
-    if resolved.adapter is None and (args.store or args.name):
-        note = "--store and --name do not apply to a ready ACP agent; it is served as built"
-        print(f"acpkit run: {note}", file=sys.stderr)
-    if limits and not hasattr(getattr(agent, "options", None), "max_message_bytes"):
-        note = "the --max-* limits apply to ACP Kit agents only; this one is served as built"
-        print(f"acpkit run: {note}", file=sys.stderr)
     unused = telemetry_note(agent, telemetry)
     if unused:
         print(f"acpkit run: {unused}", file=sys.stderr)

@@ -14,7 +14,16 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from .run import EXIT_TARGET, agent_telemetry, build_agent, configure_cli_logging, telemetry_from_flags, telemetry_note
+from .run import (
+    EXIT_TARGET,
+    agent_telemetry,
+    build_agent,
+    configure_cli_logging,
+    limit_flags,
+    ready_agent_refusal,
+    telemetry_from_flags,
+    telemetry_note,
+)
 from .target import TargetError, resolve_target
 
 __all__ = ["serve_main"]
@@ -39,6 +48,18 @@ def missing_extra(command: str, exc: ModuleNotFoundError) -> int:
     return EXIT_TARGET
 
 
+def _size(raw: str | None, flag: str) -> int | None:
+    """A size flag's bytes (`None` when not given); raises `ValueError` naming the flag."""
+    if raw is None:
+        return None
+    from ..limits import parse_size
+
+    try:
+        return parse_size(raw)
+    except ValueError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
+
+
 def serve_main(args: argparse.Namespace) -> int:
     """Run `acpkit serve` with parsed arguments; returns the exit code."""
     configure_cli_logging(args, "acpkit %(levelname)s: %(message)s")
@@ -55,6 +76,13 @@ def serve_main(args: argparse.Namespace) -> int:
             print(f"acpkit serve: cannot use --cwd {args.cwd!r}: {exc.strerror}", file=sys.stderr)
             return EXIT_TARGET
     try:
+        limits = limit_flags(args)
+        inflight = _size(args.max_inflight_bytes, "--max-inflight-bytes")
+        outbound = _size(args.outbound_buffer, "--outbound-buffer") or 64 * 1024
+    except ValueError as exc:
+        print(f"acpkit serve: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    try:
         options = ServeOptions(
             host=args.host,
             port=args.port,
@@ -66,11 +94,21 @@ def serve_main(args: argparse.Namespace) -> int:
             shutdown_grace_seconds=args.shutdown_grace,
             metrics_path=args.metrics_path or "/metrics",
             metrics_public=args.metrics_public,
+            max_pending_connections=args.max_pending,
+            handshake_seconds=args.handshake_timeout,
+            max_inflight_bytes=inflight,
+            outbound_buffer_bytes=outbound,
+            max_connections_per_principal=args.max_connections_per_principal,
+            max_sessions_per_principal=args.max_sessions_per_principal,
+            max_turns_per_principal=args.max_turns_per_principal,
         )
         options.check()
         resolved = resolve_target(args.target, cwd=cwd)
+        refusal = ready_agent_refusal(resolved, store=args.store, name=args.name, limits=limits)
+        if refusal is not None:
+            raise UserError(refusal)
         telemetry = telemetry_from_flags(args)
-        agent = build_agent(resolved, name=args.name, store=args.store, telemetry=telemetry)
+        agent = build_agent(resolved, name=args.name, store=args.store, limits=limits, telemetry=telemetry)
         note = telemetry_note(agent, telemetry)
         if note:
             print(f"acpkit serve: {note}", file=sys.stderr)
@@ -111,6 +149,7 @@ async def _serve(agent: object, options: object, name: str) -> int:
         print(f"acpkit serve: {exc}", file=sys.stderr)
         return EXIT_TARGET
     http = server.url.replace("ws://", "http://", 1)
+    print(f"acpkit serve: {server.resources()}", file=sys.stderr, flush=True)
     print(f"acpkit serve: serving {name} on {server.url} (Streamable HTTP: {http})", file=sys.stderr, flush=True)
     async with serve_signals(server):
         await server.wait()

@@ -8,17 +8,23 @@ from __future__ import annotations
 
 from .app import CONNECTION_HEADER, SESSION_HEADER, Endpoint, Limits
 from .auth import TOKENS_ENV, Tokens, is_loopback, origin_allowed
+from .budget import InflightBudget
 from .client import RemoteError, open_remote, open_transport, read_token, remote_headers
 from .connection import FrameTransport, RemoteConnection
+from .guard import ConnectionGuard
+from .quotas import PrincipalQuotas
 from .server import RemoteServer, ServeOptions, SharedStore, run_remote, serve_remote
 
 __all__ = [
     "CONNECTION_HEADER",
     "SESSION_HEADER",
     "TOKENS_ENV",
+    "ConnectionGuard",
     "Endpoint",
     "FrameTransport",
+    "InflightBudget",
     "Limits",
+    "PrincipalQuotas",
     "RemoteConnection",
     "RemoteError",
     "RemoteServer",

@@ -8,7 +8,7 @@ Routing, per the RFD "Streamable HTTP & WebSocket Transport":
 | `POST /acp` `initialize` (no `Acp-Connection-Id`) | `200`, the JSON-RPC result, `Acp-Connection-Id` header |
 | `POST /acp` anything else | `202`; the answer comes on the connection's SSE stream |
 | `GET /acp` + `Accept: text/event-stream` | the connection's one SSE stream (`406` without that Accept) |
-| `DELETE /acp` | `202`: the connection and its sessions end |
+| `DELETE /acp` | `202`: the connection and its sessions end, and its SSE stream |
 | `GET /metrics` | the Prometheus text format, with telemetry on (`ServeOptions.metrics_path`) |
 
 `400` for a missing `Acp-Connection-Id` (or `Acp-Session-Id` on a session-scoped POST), `404` for an
@@ -16,6 +16,11 @@ unknown (or another principal's) connection, `415` for a POST that is not `appli
 `501` for a batch, `413` for a body over the message size limit. Every request but `/healthz`
 is authenticated first (`401`, one answer whatever failed) and its `Origin` checked (`403`), and so
 is `/metrics` unless `ServeOptions.metrics_public`.
+
+What one client may hold is bounded ([`Limits`][acpkit_core.remote.Limits]): connections (`503`),
+connections, sessions and turns per principal (`429`, -32600), bytes in flight across the server
+(a JSON-RPC error or `503`), bytes waiting for one client (the agent waits; a client that takes
+nothing for `idle_seconds` is closed and its turns cancelled).
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import pydantic_core
@@ -40,7 +45,13 @@ from starlette.websockets import WebSocket
 from ..server import AcpAgent
 from ..telemetry import Telemetry
 from .auth import Tokens, origin_allowed
+from .budget import Account, InflightBudget
 from .connection import RemoteConnection
+from .frames import Refused
+from .guard import ConnectionGuard
+from .quotas import PrincipalQuotas
+from .sse import SESSION_SCOPED, SseRouter
+from .wsprotocol import LINK_KEY, REFUSED_KEY, SocketLink
 
 __all__ = ["CONNECTION_HEADER", "SESSION_HEADER", "Endpoint", "Limits"]
 
@@ -48,23 +59,32 @@ logger = logging.getLogger("acpkit_core.remote")
 
 CONNECTION_HEADER: Final = "Acp-Connection-Id"
 SESSION_HEADER: Final = "Acp-Session-Id"
-SESSION_SCOPED: Final = frozenset(
-    {"session/prompt", "session/cancel", "session/set_mode", "session/set_config_option", "session/close"}
-)
-"""POSTs that must carry `Acp-Session-Id` (the methods acting on a session open on the connection)."""
-SSE_KEEPALIVE_SECONDS: Final = 15.0
-SSE_BUFFER: Final = 1024
-"""Messages held for a connection whose SSE stream is not (or not yet) open; past this the agent waits."""
 INITIALIZE_TIMEOUT: Final = 30.0
 WS_GOING_AWAY: Final = 1001
 WS_TRY_AGAIN: Final = 1013
 WS_IDLE: Final = 4408
 """WebSocket close code for a connection closed by the idle limit (reason says so)."""
+TURNS_END_SECONDS: Final = 10.0
+"""How long cancelled turns get to end (and be recorded) before their connection is closed anyway."""
+MiB: Final = 1 << 20
+CONNECTION_BYTES: Final = 48 * 1024
+"""Memory of one connection with one session, beyond its buffers (measured: 46 KiB with the core server)."""
+SESSION_BYTES: Final = 4 * 1024
+"""Memory of one more open session in the core server (measured: 3.3 KiB), the framework's aside."""
+WRITE_PASS_BYTES: Final = 128 * 1024
+"""What may wait for the client beyond the outbound buffer: a WebSocket's frames of one loop pass (up to
+64 KiB), what each SSE stream has handed to its socket (64 KiB)."""
+RECORD_FACTOR: Final = 3
+"""Memory per byte a running turn has sent and keeps until it ends (to record it), at most (measured: 2.2
+for chunks of one character, whose kept form costs more than their frame; about 1 for big chunks)."""
+INFLIGHT_FACTOR: Final = 4
+"""Memory per byte of a client message in flight, at most (measured: 3.3 over WebSocket at its peak:
+the frame, its text, the parsed message; less over Streamable HTTP)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Limits:
-    """What one `acpkit serve` process allows."""
+    """What one `acpkit serve` process allows (see "Operating it" in the remote docs for the memory they bound)."""
 
     max_message_bytes: int
     """One JSON-RPC message (a WebSocket frame or a POST body)."""
@@ -73,7 +93,37 @@ class Limits:
     max_sessions_per_connection: int = 32
     """Sessions one connection may hold open."""
     idle_seconds: float = 600.0
-    """A connection with no traffic and no running turn for this long is closed."""
+    """A connection with no traffic and no running turn for this long is closed; so is one whose client has
+    taken nothing for this long while its outbound buffer was full (its turns are cancelled and recorded)."""
+    max_pending_connections: int = 1024
+    """TCP connections waiting for a complete request head (not yet authenticated): past it, those waiting
+    for 2 s or more are closed, the oldest first."""
+    handshake_seconds: float = 10.0
+    """A TCP connection must complete its request head, and a WebSocket its upgrade, within this."""
+    max_inflight_bytes: int = 128 * MiB
+    """Bytes of client messages received and not yet handled, across all connections."""
+    outbound_buffer_bytes: int = 64 * 1024
+    """Bytes waiting for one client past which the agent waits (one message always fits)."""
+    max_connections_per_principal: int = 100
+    """Connections one principal (token) may hold open."""
+    max_sessions_per_principal: int = 200
+    """Sessions one principal may hold open across its connections."""
+    max_turns_per_principal: int = 20
+    """Turns one principal may run at once across its connections."""
+
+    def memory_bound(self, idle_bytes: int, *, largest_message: int = 64 * 1024) -> int:
+        """The most memory a replica serving with these limits holds, in bytes (the formula of "Operating it").
+
+        `idle_bytes`: its resident size with no connection; `largest_message`: the largest message the
+        agent sends (a streamed chunk is tens of bytes, a tool result can be more). What the agent's
+        framework keeps per session, and the output of turns whose clients read it, come on top.
+        """
+        waiting = 2 * self.outbound_buffer_bytes + WRITE_PASS_BYTES + 2 * largest_message
+        sent = waiting + 2 * self.outbound_buffer_bytes  # and the kernel's send buffer: twice SO_SNDBUF
+        per_connection = (
+            CONNECTION_BYTES + self.max_sessions_per_connection * SESSION_BYTES + waiting + RECORD_FACTOR * sent
+        )
+        return idle_bytes + self.max_connections * per_connection + INFLIGHT_FACTOR * self.max_inflight_bytes
 
 
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -81,15 +131,6 @@ def _error(status: int, message: str, headers: Mapping[str, str] | None = None) 
 
 
 UNAUTHORIZED: Final = "unauthorized: send Authorization: Bearer <token>"
-
-
-@dataclass(eq=False)
-class _SseOutbox:
-    """A Streamable HTTP connection's messages waiting for (or flowing to) its SSE stream."""
-
-    queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(SSE_BUFFER))
-    attached: bool = False
-    waiting: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=lambda: {})
 
 
 def _json(message: dict[str, Any]) -> bytes:
@@ -129,6 +170,7 @@ class Endpoint:
         telemetry: Telemetry | None = None,
         metrics_path: str | None = None,
         metrics_public: bool = False,
+        max_sockets: int = 1 << 20,
     ) -> None:
         self._make_agent = make_agent
         self.telemetry = telemetry
@@ -145,7 +187,26 @@ class Endpoint:
         """Open connections by id."""
         self.draining = False
         """Set on shutdown: new connections are refused (`503`) and `/healthz` answers `503`."""
+        self.budget = InflightBudget(limits.max_inflight_bytes)
+        """Bytes of client messages in flight across every connection."""
+        self.guard = ConnectionGuard(
+            max_pending=limits.max_pending_connections,
+            handshake_seconds=limits.handshake_seconds,
+            max_sockets=max_sockets,
+            send_buffer=limits.outbound_buffer_bytes,
+        )
+        """TCP connections waiting for their request head (deadline, cap) and the socket cap."""
+        self.quotas = PrincipalQuotas(
+            connections=limits.max_connections_per_principal,
+            sessions=limits.max_sessions_per_principal,
+            turns=limits.max_turns_per_principal,
+        )
+        """Connections, sessions and turns per principal."""
+        self.stalled = 0
+        """Connections closed because their client took nothing for `idle_seconds` (since start)."""
         self._reaper: asyncio.Task[None] | None = None
+        self._closing: dict[str, asyncio.Task[None]] = {}
+        """Stalled connections being closed (their turns get time to end), by id."""
 
     # --- the app ----------------------------------------------------------------------------------
 
@@ -205,7 +266,7 @@ class Endpoint:
                 return _error(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"}), None
         return None, principal
 
-    def _room(self) -> Response | None:
+    def _room(self, principal: str | None) -> Response | None:
         if self.draining:
             self._refused("draining")
             return _error(503, "the server is shutting down: connect to another replica", {"Retry-After": "1"})
@@ -213,10 +274,19 @@ class Endpoint:
             self._refused("max_connections")
             limit = self.limits.max_connections
             return _error(503, f"too many connections: this server holds at most {limit} (max_connections)")
+        refusal = self.quotas.connection_refusal(principal)
+        if refusal is not None:
+            self._refused("principal_connections")
+            return _error(429, refusal, {"Retry-After": "1"})
         return None
 
     def _new_connection(
-        self, deliver: Callable[[dict[str, Any]], Any], principal: str | None, kind: str, peer: str | None
+        self,
+        deliver: Callable[[dict[str, Any]], Any],
+        principal: str | None,
+        account: Account,
+        kind: str,
+        peer: str | None,
     ) -> RemoteConnection:
         conn = RemoteConnection(
             self._make_agent(),
@@ -226,13 +296,21 @@ class Endpoint:
             max_sessions=self.limits.max_sessions_per_connection,
             kind=kind,
             peer=peer,
+            account=account,
         )
         self.connections[conn.id] = conn
+        self.quotas.add(conn)
         conn.start()
         return conn
 
-    async def _drop(self, conn: RemoteConnection) -> None:
+    def _forget(self, conn: RemoteConnection) -> None:
         self.connections.pop(conn.id, None)
+        self.quotas.remove(conn)
+
+    async def _drop(self, conn: RemoteConnection) -> None:
+        self._forget(conn)
+        if isinstance(conn.sse, SseRouter):
+            conn.sse.end()  # its GET streams end too (after what is already waiting)
         await conn.finish()
 
     # --- WebSocket ------------------------------------------------------------------------------
@@ -242,7 +320,7 @@ class Endpoint:
 
     async def _websocket(self, ws: WebSocket, send: Send) -> None:
         refusal, principal = self._admit(ws.headers)
-        refusal = refusal or self._room()
+        refusal = refusal or self._room(principal)
         if refusal is not None:
             await ws.send_denial_response(refusal)
             return
@@ -259,9 +337,18 @@ class Endpoint:
                 gone = True
                 logger.debug("the client of a WebSocket connection left; dropping what is sent to it")
 
-        conn = self._new_connection(deliver, principal, "websocket", ws.client.host if ws.client else None)
+        state: dict[str, Any] = ws.scope.get("state") or {}
+        link = state.get(LINK_KEY)
+        link = link if isinstance(link, SocketLink) else None  # None: stock uvicorn (no frame gate)
+        peer = ws.client.host if ws.client else None
+        account = link.account if link else Account(self.budget)
+        conn = self._new_connection(deliver, principal, account, "websocket", peer)
+        conn.outbound = link
 
         async def close(code: int, reason: str) -> None:
+            if link is not None and conn.stalled_for(time.monotonic()) > 0:
+                link.abort()  # nothing more reaches the client: no close frame can either
+                return
             with contextlib.suppress(RuntimeError, OSError):
                 await ws.close(code, reason)
 
@@ -272,9 +359,14 @@ class Endpoint:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
+                refused = message.get(REFUSED_KEY)
+                if isinstance(refused, Refused):
+                    conn.last_active = time.monotonic()
+                    await conn.transport.refuse(refused)
+                    continue
                 text: str | None = message.get("text")
                 if text is not None:  # binary frames are ignored (RFD)
-                    await conn.feed(text.encode("utf-8"))
+                    await conn.feed(text.encode("utf-8"), reserved=link is not None)
         finally:
             await self._drop(conn)
 
@@ -290,70 +382,87 @@ class Endpoint:
         if conn_id is None:
             return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
         conn = self.connections.get(conn_id)
-        if conn is None or conn.principal != principal or not isinstance(conn.sse, _SseOutbox):
+        if conn is None or conn.principal != principal or not isinstance(conn.sse, SseRouter):
             return _error(404, f"unknown {CONNECTION_HEADER}")
         if request.method == "DELETE":
             await self._drop(conn)
             return Response(status_code=202)
         if "text/event-stream" not in request.headers.get("accept", ""):
             return _error(406, "the stream needs Accept: text/event-stream")
-        outbox: _SseOutbox = conn.sse
+        router: SseRouter = conn.sse
+        session = request.headers.get(SESSION_HEADER)
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", CONNECTION_HEADER: conn.id}
+        if session is None:
+            outbox = router.main
+        elif conn.agent.sessions.open_session(session) is None:
+            return _error(404, f"unknown {SESSION_HEADER} for this connection (open or load the session first)")
+        else:
+            outbox = router.open_session(session)
+            headers[SESSION_HEADER] = session
         if outbox.attached:
-            return _error(409, "this connection's stream is already open (one GET stream per connection)")
+            which = "this connection's" if session is None else "this session's"
+            return _error(409, f"{which} stream is already open (one GET stream each)")
         outbox.attached = True
-        return StreamingResponse(
-            self._events(conn, outbox),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", CONNECTION_HEADER: conn.id},
-        )
+        return StreamingResponse(router.stream(outbox, session), media_type="text/event-stream", headers=headers)
 
-    async def _events(self, conn: RemoteConnection, outbox: _SseOutbox) -> AsyncIterator[bytes]:
-        """The SSE stream: every message waiting is sent in one write (a streamed answer queues many at once)."""
-        queue = outbox.queue
-        try:
-            while True:
-                if queue.empty():
-                    try:
-                        first = await asyncio.wait_for(queue.get(), SSE_KEEPALIVE_SECONDS)
-                    except TimeoutError:
-                        yield b": keepalive\n\n"
-                        continue
-                else:
-                    first = queue.get_nowait()
-                batch: list[bytes] = []
-                item = first
-                while item is not None:
-                    batch.append(item)
-                    if queue.empty():
-                        break
-                    item = queue.get_nowait()
-                if batch:
-                    yield b"".join(batch)
-                if item is None:
-                    return
-        finally:
-            outbox.attached = False
-
-    async def _read_body(self, request: Request) -> bytes | None:
-        """The body, or `None` when it is over the message size limit (not kept in memory)."""
+    async def _read_body(self, request: Request, account: Account) -> bytes | Response:
+        """The body, its bytes taken from the budget; or the refusal (`413` over the message size limit,
+        `503` when the budget cannot take it), before more than the limit is read into memory."""
         limit = self.limits.max_message_bytes
         declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            return None
+        size = int(declared) if declared is not None and declared.isdigit() else None
+        if size is not None and size > limit:
+            return _too_big(limit)
+        if size is not None and not account.reserve(size):
+            return self._over_budget(size)
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > limit:
-                return None
+        try:
+            async for chunk in request.stream():
+                if size is None and not account.reserve(len(chunk)):
+                    account.release(len(body))
+                    return self._over_budget(len(body) + len(chunk))
+                body += chunk
+                if len(body) > limit:
+                    account.release(size if size is not None else len(body) - len(chunk))
+                    return _too_big(limit)
+        except BaseException:  # the client left mid-body: what was taken for it goes back
+            account.release(size if size is not None else len(body))
+            raise
+        if size is not None and len(body) != size:  # h11 holds the client to its Content-Length
+            account.release(size - len(body))
         return bytes(body)
+
+    def _over_budget(self, size: int) -> Response:
+        self._refused("max_inflight_bytes")
+        return _error(503, self.budget.refusal(size), {"Retry-After": "1"})
 
     async def _post(self, request: Request, principal: str | None) -> Response:
         if not request.headers.get("content-type", "").lower().startswith("application/json"):
             return _error(415, "Content-Type must be application/json")
-        body = await self._read_body(request)
-        if body is None:
-            limit = self.limits.max_message_bytes
-            return _error(413, f"a JSON-RPC message is over the {limit} bytes limit (max_message_bytes)")
+        conn_id = request.headers.get(CONNECTION_HEADER)
+        conn = self.connections.get(conn_id) if conn_id is not None else None
+        account = conn.account if conn is not None else Account(self.budget)
+        body = await self._read_body(request, account)
+        if isinstance(body, Response):
+            return body
+        try:
+            answer = await self._posted(request, principal, conn_id, conn, body, account)
+        except BaseException:
+            account.release(len(body))
+            raise
+        if answer.status_code != 202 and answer.status_code != 200:
+            account.release(len(body))  # refused: the message goes no further
+        return answer
+
+    async def _posted(
+        self,
+        request: Request,
+        principal: str | None,
+        conn_id: str | None,
+        conn: RemoteConnection | None,
+        body: bytes,
+        account: Account,
+    ) -> Response:
         try:
             parsed: Any = json.loads(body)
         except ValueError:
@@ -361,51 +470,46 @@ class Endpoint:
         if isinstance(parsed, list):
             return _error(501, "batch requests are not supported: send one JSON-RPC message per POST")
         message = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
-        conn_id = request.headers.get(CONNECTION_HEADER)
         if conn_id is None:
             if message.get("method") == "initialize" and "id" in message:
                 peer = request.client.host if request.client else None
-                return await self._initialize(body, message, principal, peer)
+                return await self._initialize(body, message, principal, account, peer)
             return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
-        conn = self.connections.get(conn_id)
-        if conn is None or conn.principal != principal or not isinstance(conn.sse, _SseOutbox):
+        if conn is None or conn.principal != principal or not isinstance(conn.sse, SseRouter):
             return _error(404, f"unknown {CONNECTION_HEADER}")
-        params: Any = message.get("params")
-        named: Any = cast("dict[str, Any]", params).get("sessionId") if isinstance(params, dict) else None
-        header = request.headers.get(SESSION_HEADER)
-        if message.get("method") in SESSION_SCOPED and header is None:
-            return _error(400, f"missing {SESSION_HEADER} header (session-scoped request)")
-        if header is not None and isinstance(named, str) and header != named:
-            return _error(400, f"{SESSION_HEADER} does not match the message's sessionId")
-        await conn.feed(body)
+        refusal = _session_header_refusal(message, request.headers.get(SESSION_HEADER), conn.sse)
+        if refusal is not None:
+            return _error(400, refusal)
+        conn.sse.received(message)
+        await conn.feed(body, reserved=True)
         return Response(status_code=202)
 
     async def _initialize(
-        self, body: bytes, message: dict[str, Any], principal: str | None, peer: str | None
+        self, body: bytes, message: dict[str, Any], principal: str | None, account: Account, peer: str | None
     ) -> Response:
-        room = self._room()
+        room = self._room(principal)
         if room is not None:
             return room
-        outbox = _SseOutbox()
+        router = SseRouter(self.limits.outbound_buffer_bytes)
 
         async def deliver(msg: dict[str, Any]) -> None:
-            if "method" not in msg and (waiter := outbox.waiting.pop(json.dumps(msg.get("id")), None)):
+            if "method" not in msg and (waiter := router.waiting.pop(json.dumps(msg.get("id")), None)):
                 waiter.set_result(msg)
                 return
-            await outbox.queue.put(b"event: message\ndata: " + _json(msg) + b"\n\n")
+            await router.route(msg).put(b"event: message\ndata: " + _json(msg) + b"\n\n")
 
-        conn = self._new_connection(deliver, principal, "http", peer)
-        conn.sse = outbox
+        conn = self._new_connection(deliver, principal, account, "http", peer)
+        conn.sse = router
+        conn.outbound = router
 
         async def close(code: int, reason: str) -> None:
-            self.connections.pop(conn.id, None)
-            with contextlib.suppress(asyncio.QueueFull):
-                outbox.queue.put_nowait(None)
+            self._forget(conn)
+            router.end()
 
         conn.on_close = close
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        outbox.waiting[json.dumps(message["id"])] = waiter
-        await conn.feed(body)
+        router.waiting[json.dumps(message["id"])] = waiter
+        await conn.feed(body, reserved=True)
         try:
             answer = await asyncio.wait_for(waiter, INITIALIZE_TIMEOUT)
         except TimeoutError:
@@ -413,7 +517,7 @@ class Endpoint:
             return _error(504, "initialize timed out")
         return JSONResponse(answer, headers={CONNECTION_HEADER: conn.id})
 
-    # --- idle connections and shutdown ------------------------------------------------------------
+    # --- idle and stalled connections, shutdown --------------------------------------------------
 
     async def _reap_idle(self) -> None:
         idle = self.limits.idle_seconds
@@ -421,13 +525,34 @@ class Endpoint:
             await asyncio.sleep(min(5.0, max(idle / 4, 0.05)))
             now = time.monotonic()
             for conn in list(self.connections.values()):
-                if not conn.busy and now - conn.last_active > idle:
+                if conn.stalled_for(now) > idle:
+                    if conn.id not in self._closing:  # its turns get time to end: the others go on meanwhile
+                        task = asyncio.create_task(self._close_stalled(conn, idle))
+                        self._closing[conn.id] = task
+                        task.add_done_callback(lambda _, cid=conn.id: self._closing.pop(cid, None))
+                elif not conn.busy and now - conn.last_active > idle:
                     logger.info("connection %s idle for %.0f s: closed", conn.id, idle)
                     await self._close(conn, WS_IDLE, f"closed after {idle:g} s without traffic (idle_seconds)")
 
+    async def _close_stalled(self, conn: RemoteConnection, idle: float) -> None:
+        """The client took nothing for `idle` seconds: its turns are cancelled (and recorded), then it is closed."""
+        self.stalled += 1
+        conn.silenced = True  # nothing more can reach it: what the agent still sends is dropped
+        cancelled = conn.cancel_turns()
+        if cancelled:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(conn.turns_ended(), TURNS_END_SECONDS)
+        logger.warning(
+            "connection %s: the client took nothing for %.0f s (idle_seconds): closed, %d running turn(s) cancelled",
+            conn.id,
+            idle,
+            cancelled,
+        )
+        await self._close(conn, WS_IDLE, f"the client took nothing for {idle:g} s (idle_seconds)")
+
     async def _close(self, conn: RemoteConnection, code: int, reason: str) -> None:
         conn.closing = reason
-        self.connections.pop(conn.id, None)
+        self._forget(conn)
         if conn.on_close is not None:
             await conn.on_close(code, reason)
         await conn.finish()
@@ -446,9 +571,36 @@ class Endpoint:
         if cancelled:
             logger.warning("shutdown: cancelled %d running turn(s) after %.0f s", cancelled, grace_seconds)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*(c.turns_ended() for c in self.connections.values())), 10)
+                await asyncio.wait_for(
+                    asyncio.gather(*(c.turns_ended() for c in self.connections.values())), TURNS_END_SECONDS
+                )
         await self.close_all(WS_GOING_AWAY, "the server is shutting down: reconnect to another replica")
 
     async def close_all(self, code: int, reason: str) -> None:
         """Close every connection."""
         await asyncio.gather(*(self._close(c, code, reason) for c in list(self.connections.values())))
+
+
+def _too_big(limit: int) -> Response:
+    return _error(413, f"a JSON-RPC message is over the {limit} bytes limit (max_message_bytes)")
+
+
+def _session_header_refusal(message: dict[str, Any], header: str | None, router: SseRouter) -> str | None:
+    """Why a POST's `Acp-Session-Id` is refused (`400`), or `None`.
+
+    Required on the session-scoped methods; when given, it must name the message's `sessionId`, or
+    for the client's answer to an agent request, the session that request was about.
+    """
+    method = message.get("method")
+    if method in SESSION_SCOPED and header is None:
+        return f"missing {SESSION_HEADER} header (session-scoped request)"
+    if method is None and "id" in message:
+        asked = router.asked.pop(json.dumps(message.get("id")), None)
+        if header is not None and asked is not None and header != asked:
+            return f"{SESSION_HEADER} does not name the session of the request this answers"
+        return None
+    params: Any = message.get("params")
+    named: Any = cast("dict[str, Any]", params).get("sessionId") if isinstance(params, dict) else None
+    if header is not None and isinstance(named, str) and header != named:
+        return f"{SESSION_HEADER} does not match the message's sessionId"
+    return None

@@ -15,24 +15,44 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, cast
+from typing import Any, Final, Protocol, cast
 
 import acp
 import pydantic_core
 
 from ..server import AcpAgent
+from ..server.jsonrpc import INVALID_REQUEST, Inbound, error_response, oversized
 from ..server.transport import PREFIX_BYTES, BigRequests, Oversized, classify
 from ..telemetry.observer import connection_probe
+from .budget import Account
+from .frames import Refused
 
-__all__ = ["Deliver", "FrameTransport", "RemoteConnection"]
+__all__ = ["Deliver", "FrameTransport", "Outbound", "RemoteConnection"]
 
 logger = logging.getLogger("acpkit_core.remote")
 
 Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 """Sends one message from the agent to the remote client."""
 
+
+class Outbound(Protocol):
+    """Where a connection's messages wait for its client."""
+
+    @property
+    def stalled_since(self) -> float | None:
+        """`time.monotonic()` since when the client has taken nothing with the buffer full; `None` while it reads."""
+        ...
+
+
 INBOX_FRAMES: Final = 64
 """Frames read ahead of the agent; past this the reader waits (back-pressure on the client)."""
+
+NOT_INITIALIZED: Final = (
+    "initialize first: the first request on a remote connection must be `initialize` "
+    "(the RFD's WebSocket flow; on Streamable HTTP the connection begins with its POST)"
+)
+
+_Item = bytes | Oversized | Refused | None
 
 
 def _size(message: dict[str, Any]) -> int:
@@ -44,52 +64,122 @@ def _size(message: dict[str, Any]) -> int:
 
 
 class FrameTransport:
-    """The SDK connection's message transport for one remote connection."""
+    """The SDK connection's message transport for one remote connection.
 
-    def __init__(self, deliver: Deliver, *, max_message_bytes: int) -> None:
+    Every message from the client is counted against the server's budget of bytes in flight
+    ([`Account`][acpkit_core.remote.budget.Account]) from when it arrives until it is handled: a
+    request until its answer is sent, anything else until the agent has taken it. A message the
+    budget cannot take is answered with an error naming it, and never read. Until the client has
+    sent `initialize`, any other request is answered -32600 (the RFD: `initialize` comes first).
+    """
+
+    def __init__(self, deliver: Deliver, *, max_message_bytes: int, account: Account) -> None:
         self._deliver = deliver
         self._limit = max_message_bytes
-        self._inbox: asyncio.Queue[bytes | Oversized | None] = asyncio.Queue(INBOX_FRAMES)
+        self.account = account
+        """This connection's share of the server's budget of bytes in flight."""
+        self._inbox: asyncio.Queue[tuple[_Item, int]] = asyncio.Queue(INBOX_FRAMES)
         self._ended = False
         self._big = BigRequests()
+        self._initialized = False
+        self._answering: dict[str | int, int] = {}
+        """Bytes held by each request not answered yet, by id."""
+        self._taken = 0
+        """Bytes of the last message handed to the agent that was not a request (released on the next read)."""
 
-    async def feed(self, frame: bytes) -> None:
-        """Queue one frame from the client (waits while the agent is `INBOX_FRAMES` behind)."""
+    async def feed(self, frame: bytes, *, reserved: bool = False) -> None:
+        """Queue one frame from the client (waits while the agent is `INBOX_FRAMES` behind).
+
+        `reserved`: its bytes were already taken from the budget (by the frame gate or the POST
+        handler); otherwise they are taken here, and a frame that does not fit is answered.
+        """
         if self._ended:
+            if reserved:
+                self.account.release(len(frame))
             return
-        item: bytes | Oversized = frame
+        item: _Item = frame
+        held = len(frame) if reserved else 0
         if len(frame) > self._limit:
             item = Oversized(prefix=frame[:PREFIX_BYTES], size=len(frame))
-        await self._inbox.put(item)
+            self.account.release(held)
+            held = 0
+        elif not reserved:
+            if self.account.reserve(len(frame)):
+                held = len(frame)
+            else:
+                item = Refused(prefix=frame[:PREFIX_BYTES], size=len(frame), reason="budget")
+        await self._inbox.put((item, held))
+
+    async def refuse(self, refused: Refused) -> None:
+        """Answer a message the frame gate dropped at its header (too big, or over the budget)."""
+        if not self._ended:
+            await self._inbox.put((refused, 0))
 
     def end(self) -> None:
         """The client has gone: the agent reads the end of input next (frames not yet read are dropped)."""
         if self._ended:
             return
         self._ended = True
-        while self._inbox.full():
-            self._inbox.get_nowait()
-        self._inbox.put_nowait(None)
+        while not self._inbox.empty():
+            _, held = self._inbox.get_nowait()
+            self.account.release(held)
+        self._inbox.put_nowait((None, 0))
 
     async def receive(self) -> dict[str, Any] | None:
         """The next valid message, answering invalid ones as a stdio line would be; `None` at the end."""
+        self.account.release(self._taken)
+        self._taken = 0
         while True:
-            frame = await self._inbox.get()
+            frame, held = await self._inbox.get()
             if frame is None:
                 return None
             if isinstance(frame, bytes) and not frame.strip(b" \t\r\n"):
+                self.account.release(held)
                 continue
-            inbound = classify(frame, self._limit)
+            inbound = self._classify(frame)
             if inbound.note:
                 logger.warning("%s", inbound.note)
-            for reply in inbound.replies:
+            message = inbound.message
+            replies = list(inbound.replies)
+            if message is not None and not self._initialized:
+                message, refusal = self._before_initialize(message)
+                replies.extend(refusal)
+            for reply in replies:
                 try:
                     await self._send_any(reply)
                 except ConnectionError:
+                    self.account.release(held)
                     return None
-            if inbound.message is not None:
-                self._big.received(inbound.message, len(frame) if isinstance(frame, bytes) else frame.size)
-                return inbound.message
+            if message is None:
+                self.account.release(held)
+                continue
+            size = frame.size if isinstance(frame, Oversized | Refused) else len(frame)
+            self._big.received(message, size)
+            request_id = message.get("id")
+            if "method" in message and isinstance(request_id, str | int):
+                self._answering[request_id] = self._answering.get(request_id, 0) + held
+            else:
+                self._taken = held
+            return message
+
+    def _classify(self, frame: bytes | Oversized | Refused) -> Inbound:
+        if isinstance(frame, Refused):
+            if frame.reason == "size":
+                return classify(Oversized(prefix=frame.prefix, size=frame.size), self._limit)
+            budget = self.account.budget
+            return oversized(frame.prefix, budget.refusal(frame.size), budget.refusal_data(frame.size))
+        return classify(frame, self._limit)
+
+    def _before_initialize(self, message: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """Before `initialize`: that request goes on; another request is refused, anything else dropped."""
+        method = message.get("method")
+        if method == "initialize" and "id" in message:
+            self._initialized = True
+            return message, []
+        if method is not None and "id" in message:
+            return None, [error_response(message.get("id"), INVALID_REQUEST, NOT_INITIALIZED)]
+        logger.info("dropped a message sent before initialize: %s", method or "a response")
+        return None, []
 
     async def _send_any(self, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
         if isinstance(payload, list):  # a refused batch: its answers, one frame each
@@ -99,8 +189,12 @@ class FrameTransport:
             await self._deliver(payload)
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Send one message to the client."""
+        """Send one message to the client (an answer gives its request's bytes back to the budget)."""
         self._big.sent(message)
+        if self._answering and "method" not in message:
+            request_id = message.get("id")
+            if isinstance(request_id, str | int):
+                self.account.release(self._answering.pop(request_id, 0))
         await self._deliver(message)
 
     async def close(self) -> None:
@@ -118,6 +212,7 @@ class RemoteConnection:
         principal: str | None,
         max_message_bytes: int,
         max_sessions: int | None,
+        account: Account,
         kind: str = "websocket",
         peer: str | None = None,
     ) -> None:
@@ -134,17 +229,33 @@ class RemoteConnection:
         self.closing: str | None = None
         """Why the server closed it (`None` while open, or when the client left)."""
         deliver_one = self._deliver if self.probe is None else self._deliver_counted
-        self.transport = FrameTransport(deliver_one, max_message_bytes=max_message_bytes)
+        self.transport = FrameTransport(deliver_one, max_message_bytes=max_message_bytes, account=account)
         self.last_active = time.monotonic()
         """When a frame last came or went (the idle limit counts from here)."""
         self.sse: Any = None
         """The Streamable HTTP stream's outbox; `None` for a WebSocket connection."""
+        self.outbound: Outbound | None = None
+        """Where messages wait for the client (a WebSocket's socket, the SSE outbox): says since when it stalls."""
         self.on_close: Callable[[int, str], Awaitable[None]] | None = None
         """Closes the socket or stream with a code and a reason (set by its handler)."""
+        self.silenced = False
+        """Set when nothing more can reach the client: what the agent sends is dropped."""
         self._deliver_to = deliver
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def account(self) -> Account:
+        """This connection's share of the server's budget of bytes in flight."""
+        return self.transport.account
+
+    def stalled_for(self, now: float) -> float:
+        """Seconds the client has taken nothing while the outbound buffer was full (0 when it reads)."""
+        since = self.outbound.stalled_since if self.outbound is not None else None
+        return 0.0 if since is None else now - since
+
     async def _deliver(self, message: dict[str, Any]) -> None:
+        if self.silenced:
+            return
         self.last_active = time.monotonic()
         await self._deliver_to(message)
 
@@ -170,10 +281,10 @@ class RemoteConnection:
             if self.probe is not None:
                 self.probe.close(self.closing)
 
-    async def feed(self, frame: bytes) -> None:
-        """One frame from the client."""
+    async def feed(self, frame: bytes, *, reserved: bool = False) -> None:
+        """One frame from the client (`reserved`: its bytes were already taken from the budget)."""
         self.last_active = time.monotonic()
-        await self.transport.feed(frame)
+        await self.transport.feed(frame, reserved=reserved)
 
     @property
     def busy(self) -> bool:
@@ -195,6 +306,7 @@ class RemoteConnection:
     async def finish(self, timeout: float = 10.0) -> None:
         """End the input and wait (up to `timeout`) for the agent to close its sessions."""
         self.transport.end()
+        self.account.close()
         if self._task is None:
             return
         try:

@@ -26,20 +26,24 @@ from typing import Any, Final
 import uvicorn
 
 from ..errors import UserError
-from ..limits import MAX_MESSAGE_BYTES
+from ..limits import MAX_MESSAGE_BYTES, format_size
 from ..runner import Session
 from ..server import AcpAgent
+from ..server.session_manager import SessionOpenings
 from ..store import SessionPage, SessionStore, StoredSession, TurnStart, open_store
 from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
 from .app import Endpoint, Limits
 from .auth import Tokens, is_loopback
-from .wsprotocol import websocket_protocol
+from .guard import guarded_http_protocol, raise_open_file_limit, socket_budget
+from .wsprotocol import WireSettings, websocket_protocol
 
 __all__ = ["RemoteServer", "ServeOptions", "SharedStore", "run_remote", "serve_remote", "serve_signals"]
 
 logger = logging.getLogger("acpkit_core.remote")
 
 DEFAULT_PORT: Final = 8000
+INFLIGHT_MESSAGES: Final = 4
+"""The default budget of bytes in flight holds this many messages of the largest size."""
 
 
 @dataclass(kw_only=True)
@@ -59,7 +63,24 @@ class ServeOptions:
     max_sessions_per_connection: int = 32
     """Sessions one connection may hold open; one more is refused (-32600)."""
     idle_seconds: float = 600.0
-    """Close a connection after this long without traffic or a running turn."""
+    """Close a connection after this long without traffic or a running turn, or whose client has taken
+    nothing for this long while its outbound buffer was full (its turns are cancelled and recorded)."""
+    max_pending_connections: int = 1024
+    """TCP connections still sending their request head (not yet authenticated): past it, those waiting for
+    2 s or more are closed, the oldest first."""
+    handshake_seconds: float = 10.0
+    """A TCP connection must send its whole request head, and a WebSocket finish its upgrade, within this."""
+    max_inflight_bytes: int | None = None
+    """Bytes of client messages received and not yet handled, across all connections; a message past it
+    is refused (JSON-RPC error, or `503`) before it is read. `None`: four times the message size limit."""
+    outbound_buffer_bytes: int = 64 * 1024
+    """Bytes waiting for one client past which the agent waits for it to read (one message always fits)."""
+    max_connections_per_principal: int = 100
+    """Connections one principal (token) may hold open; one more gets `429`. Only with tokens."""
+    max_sessions_per_principal: int = 200
+    """Sessions one principal may hold open across its connections; one more is refused (-32600)."""
+    max_turns_per_principal: int = 20
+    """Turns one principal may run at once across its connections; one more is refused (-32600)."""
     shutdown_grace_seconds: float = 30.0
     """On SIGTERM, how long running turns may go on before they are cancelled (and recorded)."""
     path: str = "/acp"
@@ -77,11 +98,22 @@ class ServeOptions:
                 f"refusing to listen on {self.host} without a token: anyone who can reach it could run the agent. "
                 "Give --token-file FILE (or set ACPKIT_SERVE_TOKENS), or listen on 127.0.0.1"
             )
-        for name in ("max_connections", "max_sessions_per_connection"):
+        for name in (
+            "max_connections",
+            "max_sessions_per_connection",
+            "max_pending_connections",
+            "outbound_buffer_bytes",
+            "max_connections_per_principal",
+            "max_sessions_per_principal",
+            "max_turns_per_principal",
+        ):
             if getattr(self, name) < 1:
                 raise UserError(f"ServeOptions.{name} must be at least 1")
-        if self.idle_seconds <= 0:
-            raise UserError("ServeOptions.idle_seconds must be positive")
+        if self.max_inflight_bytes is not None and self.max_inflight_bytes < 1:
+            raise UserError("ServeOptions.max_inflight_bytes must be at least 1")
+        for name in ("idle_seconds", "handshake_seconds"):
+            if getattr(self, name) <= 0:
+                raise UserError(f"ServeOptions.{name} must be positive")
         if self.metrics_path is not None and (
             not self.metrics_path.startswith("/") or self.metrics_path in (self.path, "/healthz")
         ):
@@ -89,6 +121,32 @@ class ServeOptions:
                 f"ServeOptions.metrics_path={self.metrics_path!r} must be a path starting with '/', "
                 f"other than {self.path!r} and '/healthz'"
             )
+
+    def limits(self, max_message_bytes: int) -> Limits:
+        """The endpoint's limits, for agents whose message size limit is `max_message_bytes`.
+
+        Raises [`UserError`][acpkit_core.errors.UserError] for a budget of bytes in flight smaller than one
+        message (every message of the largest size would be refused).
+        """
+        inflight = self.max_inflight_bytes or INFLIGHT_MESSAGES * max_message_bytes
+        if inflight < max_message_bytes:
+            raise UserError(
+                f"ServeOptions.max_inflight_bytes ({format_size(inflight)}) is smaller than one message of the "
+                f"largest size (max_message_bytes, {format_size(max_message_bytes)}): raise it or lower that"
+            )
+        return Limits(
+            max_message_bytes=max_message_bytes,
+            max_connections=self.max_connections,
+            max_sessions_per_connection=self.max_sessions_per_connection,
+            idle_seconds=self.idle_seconds,
+            max_pending_connections=self.max_pending_connections,
+            handshake_seconds=self.handshake_seconds,
+            max_inflight_bytes=inflight,
+            outbound_buffer_bytes=self.outbound_buffer_bytes,
+            max_connections_per_principal=self.max_connections_per_principal,
+            max_sessions_per_principal=self.max_sessions_per_principal,
+            max_turns_per_principal=self.max_turns_per_principal,
+        )
 
 
 class SharedStore:
@@ -201,7 +259,12 @@ class RemoteServer:
         self._store = open_store(agent.options.store)
         shared = SharedStore(self._store)
         self._agent_options = dataclasses.replace(agent.options, store=shared)
+        self._openings = SessionOpenings()
         limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
+        limits = self.options.limits(limit)
+        self.open_files, self.open_files_before = raise_open_file_limit()
+        """The open-file limit the server runs with, and what it was before the server raised it."""
+        max_sockets, backlog = socket_budget(self.open_files)
         telemetry = agent.options.telemetry
         self.telemetry = telemetry
         """The agent's telemetry (shared by every connection), `None` when off."""
@@ -212,22 +275,20 @@ class RemoteServer:
             self._make_agent,
             tokens=self.options.tokens,
             allowed_origins=tuple(self.options.allowed_origins),
-            limits=Limits(
-                max_message_bytes=limit,
-                max_connections=self.options.max_connections,
-                max_sessions_per_connection=self.options.max_sessions_per_connection,
-                idle_seconds=self.options.idle_seconds,
-            ),
+            limits=limits,
             path=self.options.path,
             telemetry=telemetry,
             metrics_path=self._metrics_path(),
             metrics_public=self.options.metrics_public,
+            max_sockets=max_sockets,
         )
         """The routes and the open connections."""
         config = uvicorn.Config(
             self.endpoint.app(),
             host=self.options.host,
             port=self.options.port,
+            backlog=backlog,
+            http=guarded_http_protocol(),  # uvicorn's h11, with a deadline and a cap for unfinished request heads
             ws=websocket_protocol(),  # uvicorn's, writing the frames of one loop pass in one socket write
             ws_max_size=limit + (limit >> 1) + 4096,  # a little over: the endpoint answers the limit itself
             # Compressing each streamed chunk (tens of bytes) costs more CPU than it saves bytes.
@@ -239,6 +300,14 @@ class RemoteServer:
             lifespan="on",
             timeout_graceful_shutdown=5,
             server_header=False,
+        )
+        config_any: Any = config
+        config_any.acpkit_guard = self.endpoint.guard
+        config_any.acpkit_wire = WireSettings(
+            budget=self.endpoint.budget,
+            max_message_bytes=limit,
+            outbound_bytes=limits.outbound_buffer_bytes,
+            guard=self.endpoint.guard,
         )
         self._server = _Uvicorn(config)
         self._task: asyncio.Task[None] | None = None
@@ -266,7 +335,9 @@ class RemoteServer:
         return self.options.metrics_path
 
     def _make_agent(self) -> AcpAgent:
-        return type(self.agent)(self.agent.runner, self._agent_options)
+        agent = type(self.agent)(self.agent.runner, self._agent_options)
+        agent.sessions.openings = self._openings  # one runner for every connection: its session hooks balance
+        return agent
 
     @property
     def port(self) -> int:
@@ -275,6 +346,25 @@ class RemoteServer:
             for sock in server.sockets:
                 return int(sock.getsockname()[1])
         return self.options.port
+
+    @property
+    def limits(self) -> Limits:
+        """What the server allows (its options, with the defaults resolved)."""
+        return self.endpoint.limits
+
+    def resources(self) -> str:
+        """One line on the open-file limit the server runs with, and a warning when it cannot hold the limits."""
+        guard = self.endpoint.guard
+        raised = f" (raised from {self.open_files_before})" if self.open_files != self.open_files_before else ""
+        line = f"open-file limit {self.open_files}{raised}: at most {guard.max_sockets} sockets"
+        wanted = self.limits.max_connections + self.limits.max_pending_connections
+        if guard.max_sockets < wanted:
+            line += (
+                f"; fewer than max_connections + max_pending_connections ({wanted}): connections past "
+                f"{guard.max_sockets} sockets are closed at once. Raise the hard limit (ulimit -Hn, LimitNOFILE=) "
+                "or lower --max-connections"
+            )
+        return line
 
     @property
     def url(self) -> str:
@@ -363,6 +453,7 @@ async def serve_remote(agent: AcpAgent, options: ServeOptions | None = None, *, 
     await server.start()
     if announce:
         logger.warning("serving on %s (and http://...%s for Streamable HTTP)", server.url, server.options.path)
+        logger.warning("%s", server.resources())
     async with serve_signals(server):
         await server.wait()
 

@@ -22,9 +22,23 @@ import asyncio
 import functools
 import logging
 import struct
+import time
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
-__all__ = ["FLUSH_BYTES", "CorkedTransport", "websocket_protocol"]
+from .budget import Account, InflightBudget
+from .frames import FrameGate
+from .guard import ConnectionGuard
+
+__all__ = [
+    "FLUSH_BYTES",
+    "LINK_KEY",
+    "REFUSED_KEY",
+    "CorkedTransport",
+    "SocketLink",
+    "WireSettings",
+    "websocket_protocol",
+]
 
 logger = logging.getLogger("acpkit_core.remote")
 
@@ -129,29 +143,159 @@ def text_frame(payload: bytes) -> bytes:
     return struct.pack("!BBQ", 0x81, 127, n) + payload
 
 
+LINK_KEY: Final = "acpkit.link"
+"""Where the ASGI scope's `state` holds a WebSocket's [`SocketLink`][acpkit_core.remote.wsprotocol.SocketLink]."""
+REFUSED_KEY: Final = "acpkit.refused"
+"""The key of a `websocket.receive` event carrying a message dropped at its header (a `Refused`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireSettings:
+    """What the WebSocket protocol needs from the server (set as `uvicorn.Config.acpkit_wire`)."""
+
+    budget: InflightBudget
+    """The server-wide budget of bytes in flight."""
+    max_message_bytes: int
+    """The largest JSON-RPC message accepted."""
+    outbound_bytes: int
+    """Bytes waiting to be written to one client past which its sender waits (the socket's high-water mark)."""
+    guard: ConnectionGuard | None = None
+    """The connection guard (the handshake deadline, the cap on waiting connections)."""
+
+
+class SocketLink:
+    """What the endpoint holds of one WebSocket's protocol: its budget account, frame gate and stall clock."""
+
+    __slots__ = ("_protocol", "account", "gate", "stalled_since")
+
+    def __init__(self, protocol: asyncio.Protocol, account: Account, gate: FrameGate) -> None:
+        self._protocol = protocol
+        self.account = account
+        """This connection's share of the budget of bytes in flight."""
+        self.gate = gate
+        """Admits or drops the client's frames."""
+        self.stalled_since: float | None = None
+        """`time.monotonic()` since when more than the outbound bound waits for the client; `None` while it reads."""
+
+    def stalled_for(self, now: float) -> float:
+        """Seconds the client has kept the outbound buffer full (0 when it reads)."""
+        return 0.0 if self.stalled_since is None else now - self.stalled_since
+
+    def abort(self) -> None:
+        """Close the socket at once, dropping what waits for the client (who takes nothing)."""
+        transport: Any = getattr(self._protocol, "transport", None)
+        if transport is not None:
+            transport.abort()
+
+
 def _corked_protocol() -> type[asyncio.Protocol]:
     """uvicorn's sansio WebSocket protocol on a corked transport (raises if uvicorn changed)."""
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
     from websockets.protocol import State
 
-    for name in ("connection_made", "connection_lost", "send", "data_received"):
+    for name in (
+        "connection_made",
+        "connection_lost",
+        "send",
+        "data_received",
+        "handle_connect",
+        "pause_writing",
+        "resume_writing",
+    ):
         if not callable(getattr(WebSocketsSansIOProtocol, name, None)):
             raise AttributeError(f"uvicorn's WebSocketsSansIOProtocol has no {name}")
     probe: Any = WebSocketsSansIOProtocol.__init__
-    for name in ("loop", "conn", "writable", "close_sent", "disconnected", "handshake_complete", "initial_response"):
+    for name in (
+        "loop",
+        "conn",
+        "writable",
+        "close_sent",
+        "disconnected",
+        "handshake_complete",
+        "initial_response",
+        "queue",
+        "read_paused",
+    ):
         if name not in probe.__code__.co_names:
             raise AttributeError(f"uvicorn's WebSocketsSansIOProtocol no longer sets {name}")
 
     class CorkedWebSocketProtocol(WebSocketsSansIOProtocol):
-        """uvicorn's `websockets-sansio` protocol writing through a `CorkedTransport`."""
+        """uvicorn's `websockets-sansio` protocol writing through a `CorkedTransport`.
+
+        With the server's settings on uvicorn's config (`config.acpkit_wire`), it also reports its
+        handshake to the connection guard, admits or drops the client's frames by their header
+        ([`FrameGate`][acpkit_core.remote.frames.FrameGate]), bounds what waits to be written for
+        the client, and says how long the client has taken nothing
+        ([`SocketLink`][acpkit_core.remote.wsprotocol.SocketLink], in the ASGI scope's state).
+        """
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            wire: object = getattr(self.config, "acpkit_wire", None)
+            self.acpkit_wire = wire if isinstance(wire, WireSettings) else None
+            self.acpkit_link: SocketLink | None = None
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             corked = CorkedTransport(cast(asyncio.Transport, transport), self.loop)
             super().connection_made(cast(asyncio.Transport, corked))
+            wire = self.acpkit_wire
+            if wire is not None:
+                inner = cast(asyncio.Transport, transport)
+                inner.set_write_buffer_limits(high=wire.outbound_bytes)
+                if wire.guard is not None and wire.guard.opened(self, inner):
+                    wire.guard.wait(self, inner)
+
+        def handle_connect(self, event: Any) -> None:
+            super().handle_connect(event)
+            wire = self.acpkit_wire
+            if wire is not None and not self.handshake_complete:  # upgrading: the app decides next
+                account = Account(wire.budget)
+                link = SocketLink(self, account, FrameGate(limit=wire.max_message_bytes, admit=account.reserve))
+                self.acpkit_link = link
+                scope: Any = self.scope
+                scope["state"][LINK_KEY] = link
+
+        def data_received(self, data: bytes) -> None:
+            link = self.acpkit_link
+            if link is None or not self.handshake_complete:
+                super().data_received(data)
+                return
+            gate = link.gate
+            for segment in gate.feed(data):
+                if isinstance(segment, bytes):
+                    super().data_received(segment)
+                elif not self.close_sent:
+                    event: Any = {"type": "websocket.receive", "text": None, REFUSED_KEY: segment}
+                    self.queue.put_nowait(event)
+                    if not self.read_paused:  # as uvicorn does for each message: the app reads it first
+                        self.read_paused = True
+                        self.transport.pause_reading()
+            if gate.failure is not None and not self.close_sent:
+                code, reason = gate.failure
+                self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": reason})
+                self.conn.fail(code, reason)
+                self.transport.write(b"".join(self.conn.data_to_send()))
+                self.close_sent = True
+                self.transport.close()
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self.acpkit_link is not None and self.acpkit_link.stalled_since is None:
+                self.acpkit_link.stalled_since = time.monotonic()
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self.acpkit_link is not None:
+                self.acpkit_link.stalled_since = None
 
         async def send(self, message: Any) -> None:
             """A text message on an open connection is framed here; everything else as uvicorn does."""
             text = message.get("text") if message["type"] == "websocket.send" else None
+            if message["type"] == "websocket.accept" and self.acpkit_wire is not None:
+                await super().send(message)
+                if self.handshake_complete and self.acpkit_wire.guard is not None:
+                    self.acpkit_wire.guard.arrived(self)
+                return
             if (
                 text is not None
                 and message.get("bytes") is None
@@ -171,6 +315,12 @@ def _corked_protocol() -> type[asyncio.Protocol]:
             transport: Any = self.transport
             if isinstance(transport, CorkedTransport):
                 transport.discard()
+            wire = self.acpkit_wire
+            if wire is not None and wire.guard is not None:
+                wire.guard.closed(self)
+            if self.acpkit_link is not None:
+                self.acpkit_link.stalled_since = None
+                self.acpkit_link.account.close()
             super().connection_lost(exc)
 
     return CorkedWebSocketProtocol

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import logging
 import os
 import uuid
+from collections.abc import AsyncGenerator
+from typing import Protocol, runtime_checkable
 
 from acp import RequestError
 from acp.schema import ConfigOptionUpdate, CurrentModeUpdate, SessionInfo
@@ -23,9 +27,73 @@ from .outbox import Outbox
 from .recording import interruption_updates
 from .sessions import LiveSession, WireMcpServer, mcp_servers_from_wire, replay_updates
 
-__all__ = ["SessionManager"]
+__all__ = ["Admission", "SessionManager", "SessionOpenings"]
 
 logger = logging.getLogger("acpkit_core.server")
+
+
+@runtime_checkable
+class Admission(Protocol):
+    """Limits beyond one connection, asked before a session opens or a turn starts."""
+
+    def session(self) -> None:
+        """Raise a `RequestError` saying why when one more session may not open."""
+        ...
+
+    def turn(self) -> None:
+        """Raise a `RequestError` saying why when one more turn may not start."""
+        ...
+
+
+class SessionOpenings:
+    """Which connections have each session open, for a runner that several connections share.
+
+    A session may be opened again by a new connection before the old one has closed it (a client
+    that reconnects and resumes): the runner's `open_session` hook then runs again for it (hooks
+    make it idempotent), and its `close_session` hook runs only when the last connection closes it,
+    never while another one uses the session's resources. Opens and closes of one session are
+    serialised, so a reconnect never races the old connection's clean-up.
+    """
+
+    __slots__ = ("_holders", "_locks")
+
+    def __init__(self) -> None:
+        self._holders: dict[str, set[int]] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def lock(self, session_id: str) -> AsyncGenerator[None]:
+        """Hold the session's lock (one open or close of it at a time)."""
+        lock, users = self._locks.get(session_id) or (asyncio.Lock(), 0)
+        self._locks[session_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[session_id]
+            if users > 1:
+                self._locks[session_id] = (lock, users - 1)
+            else:
+                del self._locks[session_id]
+
+    def opened(self, session_id: str, holder: object) -> None:
+        """`holder` (a connection's session manager) has the session open."""
+        self._holders.setdefault(session_id, set()).add(id(holder))
+
+    def closed(self, session_id: str, holder: object) -> bool:
+        """`holder` closed the session; `True` when no connection has it open any more."""
+        holders = self._holders.get(session_id)
+        if holders is None:
+            return True
+        holders.discard(id(holder))
+        if holders:
+            return False
+        del self._holders[session_id]
+        return True
+
+    def count(self, session_id: str) -> int:
+        """How many connections have the session open."""
+        return len(self._holders.get(session_id, ()))
 
 
 class SessionManager:
@@ -46,6 +114,12 @@ class SessionManager:
         """
         self.max_open_sessions: int | None = None
         """How many sessions this connection may hold open at once (`None`: no limit; `acpkit serve` sets it)."""
+        self.admission: Admission | None = None
+        """Limits shared with other connections (`acpkit serve`'s per-principal quotas), checked before a
+        session opens and before a turn starts; `None`: none."""
+        self.openings = SessionOpenings()
+        """Which sessions are open, counted across every connection sharing this runner (`acpkit serve`
+        shares one): the runner's `close_session` hook runs when the last of them closes a session."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 
@@ -88,6 +162,10 @@ class SessionManager:
         """(open sessions, running turns); safe to call from a metrics reader's thread."""
         lives = list(self._live.values())
         return len(lives), sum(1 for live in lives if live.turn is not None)
+    @property
+    def open_count(self) -> int:
+        """How many sessions are open on this connection."""
+        return len(self._live)
 
     def running(self) -> list[LiveSession]:
         """The open sessions whose turn is running now."""
@@ -95,8 +173,12 @@ class SessionManager:
 
     def _check_room(self, session_id: str | None = None) -> None:
         """Refuse to open one more session past `max_open_sessions` (-32600, saying how to go on)."""
+        if session_id in self._live:
+            return
         limit = self.max_open_sessions
-        if limit is None or session_id in self._live or len(self._live) < limit:
+        if limit is None or len(self._live) < limit:
+            if self.admission is not None:
+                self.admission.session()
             return
         raise RequestError.invalid_request(
             {
@@ -115,15 +197,20 @@ class SessionManager:
 
     async def _open_hook(self, session: Session) -> None:
         session_opened()  # a first prompt may follow at once: the warm-up's throwaway run waits
-        if isinstance(self.runner, SessionHooks):
-            await self.runner.open_session(session)
+        async with self.openings.lock(session.id):
+            self.openings.opened(session.id, self)
+            if isinstance(self.runner, SessionHooks):
+                await self.runner.open_session(session)
 
     async def _close_hook(self, session: Session) -> None:
-        if isinstance(self.runner, SessionHooks):
-            try:
-                await self.runner.close_session(session)
-            except Exception:
-                logger.exception("session %s: close_session hook failed", session.id)
+        async with self.openings.lock(session.id):
+            if not self.openings.closed(session.id, self):
+                return  # another connection still has it open: its resources stay
+            if isinstance(self.runner, SessionHooks):
+                try:
+                    await self.runner.close_session(session)
+                except Exception:
+                    logger.exception("session %s: close_session hook failed", session.id)
 
     @staticmethod
     def _check_cwd(cwd: str) -> None:

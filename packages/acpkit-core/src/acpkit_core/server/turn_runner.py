@@ -128,6 +128,8 @@ class TurnRunner:
         )
         if probe is not None:
             emitter.tool_calls.observer = probe
+        if self.sessions.admission is not None:
+            self.sessions.admission.turn()  # a limit shared with other connections (acpkit serve's quotas)
         live.turn = turn
         live.idle.clear()
         began = memory.turn_began()
