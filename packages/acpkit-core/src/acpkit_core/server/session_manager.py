@@ -162,6 +162,7 @@ class SessionManager:
         """(open sessions, running turns); safe to call from a metrics reader's thread."""
         lives = list(self._live.values())
         return len(lives), sum(1 for live in lives if live.turn is not None)
+
     @property
     def open_count(self) -> int:
         """How many sessions are open on this connection."""

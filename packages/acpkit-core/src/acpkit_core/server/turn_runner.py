@@ -331,6 +331,8 @@ async def _observed(probe: TurnProbe, work: Awaitable[PromptResponse]) -> Prompt
 def _adapter_name(runner: Runner) -> str:
     """The distribution-like name of the package a runner comes from (`pydantic-acp`, `langchain-acp`)."""
     return type(runner).__module__.split(".")[0].replace("_", "-")
+
+
 def _ended_unread(task: asyncio.Future[Any]) -> None:
     """The end of a runner nobody waits for any more: what it raised is logged in one line, not as a
     "never retrieved" traceback (it typically fails to send updates to a client that is gone)."""
