@@ -61,11 +61,27 @@ async def test_initialize_advertises_exactly_what_works() -> None:
         "resume": {},
         "close": {},
         "delete": {},
-        "fork": {},
         "additionalDirectories": {},
-    }
+    }  # no `fork`: it exists only in the unstable schema (see the opt-in test below)
+    assert "_meta" not in caps
     assert wire["authMethods"] == []
     assert agent.client.read_text_file and agent.client.terminal and not agent.client.boolean_config_options
+    assert agent.client.unstable == frozenset()
+
+
+@pytest.mark.parametrize("opt_in", [True, ["sessionFork", "notAThing"]])
+async def test_a_client_that_opts_into_unstable_surfaces_is_told_which_it_gets(opt_in: bool | list[str]) -> None:
+    agent = AcpAgent(ImageRunner(), AgentOptions(store="memory"))
+    async with AcpTestClient.connect(agent, unstable=opt_in) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        forked = await c.fork_session(sid)
+    answer = next(m for d, m in c.wire if d == "received" and m.get("id") == 0)
+    caps = answer["result"]["agentCapabilities"]
+    assert caps["sessionCapabilities"]["fork"] == {}
+    agreed = {"promptUsage": {}, "sessionFork": {}} if opt_in is True else {"sessionFork": {}}
+    assert caps["_meta"] == {"acpkit.unstable": agreed}
+    assert agent.client.uses("sessionFork") and forked != sid
 
 
 # --- session lifecycle ----------------------------------------------------------------------------

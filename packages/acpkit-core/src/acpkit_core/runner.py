@@ -290,6 +290,16 @@ class ClientInfo:
     """The client can show boolean config options."""
     elicitation_form: bool = False
     """The client serves `elicitation/create` in form mode (`clientCapabilities.elicitation.form`)."""
+    elicitation_url: bool = False
+    """The client serves `elicitation/create` in URL mode (`clientCapabilities.elicitation.url`)."""
+    auth_terminal: bool = False
+    """The client can run `terminal` authentication methods (`clientCapabilities.auth.terminal`)."""
+    unstable: frozenset[str] = frozenset()
+    """The unstable surfaces the client opted into ([`acpkit_core.unstable`][acpkit_core.unstable])."""
+
+    def uses(self, surface: str) -> bool:
+        """True when the client opted into the unstable `surface` (a name in `UNSTABLE_SURFACES`)."""
+        return surface in self.unstable
 
 
 # --- Values the runner hands the emitter ---------------------------------------------------------

@@ -9,6 +9,7 @@ from acp import Client
 
 from ..emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
 from ._sdk import Notify, raw_notifier
+from .requests import RequestTracker
 
 __all__ = ["Outbox"]
 
@@ -21,6 +22,8 @@ class Outbox:
         """The connection to the client, once connected."""
         self._notify: Notify | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self.requests: RequestTracker | None = None
+        """Requests in flight on this connection, both ways (`None` where the SDK's connection cannot be reached)."""
 
     def connect(self, conn: Client) -> None:
         """Use `conn` from now on (its raw sender when the SDK exposes it)."""
@@ -59,5 +62,7 @@ class Outbox:
 
     def close(self) -> None:
         """Drop updates not sent yet (the connection is ending)."""
+        if self.requests is not None:
+            self.requests.close()
         for task in list(self._background):
             task.cancel()

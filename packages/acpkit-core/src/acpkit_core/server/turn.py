@@ -54,6 +54,8 @@ class ServerTurn:
         self._allowed_paths = allowed_paths
         self._host: ClientHost | None = None
         self._cancel = asyncio.Event()
+        self.request_task = asyncio.current_task()
+        """The task answering this turn's `session/prompt` request (a `$/cancel_request` for it cancels the turn)."""
         emitter.tool_calls.classifier = self
         emitter.tool_calls.cwd = session.cwd
         if tool_presentation:

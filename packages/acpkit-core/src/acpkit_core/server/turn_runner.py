@@ -17,13 +17,14 @@ from acp.schema import (
     ResourceContentBlock,
     SessionInfoUpdate,
     TextContentBlock,
+    Usage,
 )
 
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
 from ..errors import AcpKitError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
-from ..runner import Runner, StopReason, turn_context
+from ..runner import ClientInfo, Runner, StopReason, turn_context
 from ..store.base import now_iso
 from ..warmup import first_stage_done, turn_started
 from . import memory
@@ -35,7 +36,7 @@ from .session_manager import SessionManager
 from .sessions import LiveSession
 from .turn import ServerTurn
 
-__all__ = ["CANCEL_GRACE_S", "PromptBlock", "TurnRunner"]
+__all__ = ["CANCEL_GRACE_S", "USAGE_META_KEY", "PromptBlock", "TurnRunner", "prompt_response"]
 
 logger = logging.getLogger("acpkit_core.server")
 
@@ -120,6 +121,14 @@ class TurnRunner:
         if live is not None and live.turn is not None:
             live.turn.cancel()
 
+    def cancel_request(self, task: asyncio.Task[Any] | None) -> bool:
+        """Cancel the turn that `task` (the handler of a `session/prompt` request) runs; `False` if none."""
+        for live in self.sessions.running():
+            if live.turn is not None and task is not None and live.turn.request_task is task:
+                live.turn.cancel()
+                return True
+        return False
+
     async def _run(
         self, live: LiveSession, turn: ServerTurn, blocks: Sequence[PromptBlock | dict[str, Any]]
     ) -> PromptResponse:
@@ -176,7 +185,7 @@ class TurnRunner:
             ) from exc
         if failure is not None:  # recorded, its tool calls closed: now the editor is told it failed
             raise failure
-        return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)
+        return prompt_response(stop, emitter.turn_usage, self.sessions.client)
 
     async def _turn_body(self, live: LiveSession, turn: ServerTurn) -> tuple[StopReason, TurnFailed | None]:
         session = live.session
@@ -227,6 +236,12 @@ class TurnRunner:
             raise
         finally:
             cancelled.cancel()
+        if turn.cancelled:
+            # The turn's own requests still waiting for the client (a question, a file read, a
+            # command) are cancelled with it: `$/cancel_request` for each.
+            requests = self.sessions.outbox.requests
+            if requests is not None:
+                requests.cancel_session(live.session.id)
         if not task.done():
             done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
             if not done:
@@ -253,6 +268,25 @@ class TurnRunner:
         detail = display_line(lines[0], _CAUSE_LIMIT) if lines else ""
         cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
         return TurnFailed(cause, session_id=live.session.id, code=error_code(exc))
+
+
+USAGE_META_KEY = "acpkit.usage"
+"""`_meta` key of the turn's token usage in the prompt answer, for clients that did not opt into `promptUsage`."""
+
+
+def prompt_response(stop: StopReason, usage: Usage | None, client: ClientInfo) -> PromptResponse:
+    """The `session/prompt` answer: `usage` at its root only where the client negotiated it.
+
+    `PromptResponse.usage` exists only in the unstable schema; a plain v1 client gets the same
+    object under `_meta["acpkit.usage"]` (a custom field at the root of a spec type is forbidden).
+    """
+    if usage is None:
+        return PromptResponse(stop_reason=stop)
+    if client.uses("promptUsage"):
+        return PromptResponse(stop_reason=stop, usage=usage)
+    return PromptResponse(
+        stop_reason=stop, field_meta={USAGE_META_KEY: usage.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    )
 
 
 def _release_after_big_turn(prompt_size: int, grown: bool, unloaded: bool) -> None:
