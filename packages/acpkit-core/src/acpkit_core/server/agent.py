@@ -308,8 +308,8 @@ class AcpAgent:
         """Cancel the running turn, close the session, and delete everything kept about it.
 
         The runner forgets its own data first ([`SessionDeleter`][acpkit_core.runner.SessionDeleter]:
-        checkpoints), then the store drops the session, its state and its transcript. Unknown ids
-        answer -32002.
+        checkpoints), then the store drops the session, its state and its transcript. An unknown id
+        succeeds with nothing to delete (ACP: SHOULD succeed silently).
         """
         await self.auth.require("session/delete")
         await self.sessions.delete(session_id)
