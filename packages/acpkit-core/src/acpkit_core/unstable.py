@@ -91,7 +91,7 @@ def _wanted(meta: Mapping[str, Any] | None) -> tuple[bool, set[str]]:
         return True, set()
     if isinstance(value, Mapping):
         return False, {str(k) for k, v in value.items() if v is not None and v is not False}  # pyright: ignore[reportUnknownVariableType,reportUnknownArgumentType]
-    log.warning("ignored clientCapabilities._meta[%r]: expected true or an object of surfaces, got %r", UNSTABLE_META_KEY, value)
+    log.warning("ignored clientCapabilities._meta[%r]: not true or an object of surfaces: %r", UNSTABLE_META_KEY, value)
     return False, set()
 
 

@@ -19,13 +19,15 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, Literal, TextIO, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamEvent
 from acp.schema import Implementation, InitializeResponse
 
+from ..server._sdk import tracked
+from ..server.requests import Incoming
 from .agent_streams import AgentLog, protocol_reader
 from .local import CAPABILITIES, LocalClient
 from .sanitize import printable
@@ -35,6 +37,7 @@ __all__ = [
     "AgentProcess",
     "agent_command",
     "agent_env",
+    "chat_cancel",
     "client_info",
     "connect",
     "initialize",
@@ -78,6 +81,12 @@ class AgentProcess:
         if len(self.stray) < _STRAY_KEPT:
             self.stray.append(line)
         self.log.write(line, source="agent stdout")
+
+
+def chat_cancel(request: Incoming) -> Literal["cancel", "ignore"]:
+    """The agent's `$/cancel_request` in the chat: a file or terminal request stops (-32800); a
+    question on screen stays until answered (the chat resolves it when the turn ends)."""
+    return "ignore" if request.method in {"session/request_permission", "elicitation/create"} else "cancel"
 
 
 def agent_command(args: argparse.Namespace) -> list[str]:
@@ -171,6 +180,7 @@ async def connect(
     tasks = [start_pump(), asyncio.ensure_future(log.drain(process.stderr))]
     kwargs: dict[str, Any] = {"observers": list(observers)} if observers else {}
     conn = ClientSideConnection(cast(Client, client), process.stdin, stdout, use_unstable_protocol=True, **kwargs)
+    tracked(conn, chat_cancel)
     try:
         yield conn, agent
     finally:

@@ -33,15 +33,14 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from acp.connection import Connection
+from acp.connection import Connection, StreamEvent
 from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter
-from acp.connection import StreamEvent
 from acp.schema import CancelRequestNotification, DeleteSessionRequest, LogoutRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field
 
-from .requests import CANCEL_REQUEST, RequestTracker, cancelled_response
+from .requests import CANCEL_REQUEST, PeerCancel, RequestTracker, cancelled_response
 from .transport import DirectSender, WireTransport
 
 __all__ = [
@@ -53,6 +52,7 @@ __all__ = [
     "route_session_delete",
     "route_wire_prompt",
     "track_requests",
+    "tracked",
     "wire_transport",
 ]
 
@@ -141,6 +141,16 @@ def track_requests(conn: object, tracker: RequestTracker) -> bool:
     raw._execute_request = tracked_execute  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
     router.route_notification(CANCEL_REQUEST, CancelRequestNotification, tracker, "on_cancel_request")
     return True
+
+
+def tracked(conn: object, decide: PeerCancel | None = None) -> RequestTracker | None:
+    """A [`RequestTracker`][acpkit_core.server.requests.RequestTracker] installed on `conn` (see
+    `track_requests`), `None` when the SDK's connection cannot be reached."""
+    notify = raw_notifier(conn)
+    if notify is None:
+        return None
+    tracker = RequestTracker(notify) if decide is None else RequestTracker(notify, decide=decide)
+    return tracker if track_requests(conn, tracker) else None
 
 
 def observe_wire(conn: object, observer: Callable[[StreamEvent], None]) -> bool:

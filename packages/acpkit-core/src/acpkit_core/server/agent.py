@@ -46,13 +46,13 @@ from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ..unstable import negotiate_unstable, unstable_answer
 from ._boundary import boundary
-from ._sdk import raw_notifier, route_session_delete, route_wire_prompt, track_requests
+from ._sdk import route_session_delete, route_wire_prompt, tracked
 from .builtins import BuiltinCommands
 from .commands import available_commands, collect_commands
 from .memory import limit_retained_memory
 from .options import SessionOptions
 from .outbox import Outbox
-from .requests import Incoming, RequestTracker
+from .requests import Incoming
 from .session_manager import SessionManager
 from .sessions import WireMcpServer
 from .turn_runner import PromptBlock, TurnRunner
@@ -103,11 +103,7 @@ class AcpAgent:
         # Prompt blocks reach our own parser as sent, for its precise errors (see `route_wire_prompt`).
         route_wire_prompt(conn, self)
         # `$/cancel_request` both ways (the SDK has no request cancellation).
-        notify = raw_notifier(conn)
-        if notify is not None:
-            tracker = RequestTracker(notify, decide=self._peer_cancel)
-            if track_requests(conn, tracker):
-                self.outbox.requests = tracker
+        self.outbox.requests = tracked(conn, self._peer_cancel)
 
     def _peer_cancel(self, request: Incoming) -> Literal["handled", "cancel", "ignore"]:
         """The client's `$/cancel_request`: a prompt ends its turn `cancelled`; a delete or close finishes."""

@@ -12,7 +12,7 @@ line for the log. Nothing here raises or prints a traceback, whatever the bytes:
 | a batch (`[...]`), not supported | an array: -32600 for each request (its id) and malformed member |
 | `{}`, no `method` and no `id`, `jsonrpc` not `"2.0"`, a bad `id` or `params` | -32600 (the id when it is valid) |
 | `session/cancel` or `$/cancel_request` with an id | the cancel happens and the answer is `null` |
-| a malformed `session/cancel` or `$/cancel_request` notification | dropped, one log line (a notification is never answered) |
+| a malformed `session/cancel` or `$/cancel_request` notification | dropped, one log line (never answered) |
 | a notification the agent does not serve | dropped, one log line |
 
 A line over the message size limit is never parsed:

@@ -19,6 +19,7 @@ from acp.schema import (
     AcceptElicitationResponse,
     AllowedOutcome,
     AudioContentBlock,
+    AuthCapabilities,
     BooleanConfigOptionCapabilities,
     CancelElicitationResponse,
     ClientCapabilities,
@@ -26,7 +27,6 @@ from acp.schema import (
     CreateTerminalResponse,
     DeclineElicitationResponse,
     DeniedOutcome,
-    AuthCapabilities,
     ElicitationCapabilities,
     ElicitationFormCapabilities,
     ElicitationUrlCapabilities,
@@ -63,7 +63,7 @@ from acp.schema import SseMcpServer as WireSseMcpServer
 
 from ..local_host import LocalClientHost
 from ..runner import HttpMcpServer, SseMcpServer, StdioMcpServer
-from ..server._sdk import observe_wire, raw_notifier, track_requests
+from ..server._sdk import observe_wire, tracked
 from ..server.requests import CancelRecord, RequestId, RequestTracker
 from ..unstable import UNSTABLE_META_KEY
 from .results import PromptResult
@@ -291,11 +291,7 @@ class AcpTestClient:
             self.wire.append(("sent" if event.direction.value == "outgoing" else "received", event.message))
 
         observe_wire(conn, record)
-        notify = raw_notifier(conn)
-        if notify is not None:
-            tracker = RequestTracker(notify)
-            if track_requests(conn, tracker):
-                self.tracker = tracker
+        self.tracker = tracked(conn)
 
     def _cleanup(self) -> None:
         if self._tmp is not None:
@@ -497,9 +493,10 @@ class AcpTestClient:
             await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
         finally:  # also when the agent cancels the request ($/cancel_request): answered -32800
             waiter.cancel()
-            if not choice.done():
+            unanswered = not choice.done()
+            if unanswered:
                 choice.cancel()
-        if choice.cancelled():
+        if unanswered:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         answer = choice.result()
         if answer == "cancel_turn":
@@ -536,9 +533,10 @@ class AcpTestClient:
             await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
         finally:  # also when the agent cancels the request ($/cancel_request): answered -32800
             waiter.cancel()
-            if not choice.done():
+            unanswered = not choice.done()
+            if unanswered:
                 choice.cancel()
-        if choice.cancelled():
+        if unanswered:
             return CancelElicitationResponse(action="cancel")
         answer = choice.result()
         if answer == "cancel_turn":
