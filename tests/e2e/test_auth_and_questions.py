@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,3 +51,51 @@ async def test_authenticate_then_a_tool_asks_the_user(adapter: str, tmp_path: Pa
     call = r.tool_calls["pick-1"]
     assert call.status == "completed" and "green" in json.dumps(call.raw_output)
     assert r.text == "Painted it."
+
+
+@pytest.mark.parametrize("adapter", sorted(APPS))
+async def test_a_terminal_login_in_the_agents_own_program_then_logout(adapter: str, tmp_path: Path) -> None:
+    key_file = tmp_path / "acme.key"
+    env = {"ACME_KEY_FILE": str(key_file)}
+    app = str(APPS[adapter])
+    async with AcpTestClient.spawn(sys.executable, app, root=tmp_path, env=env, auth_terminal=True) as c:
+        init = await c.initialize()
+        with pytest.raises(RequestError) as refused:
+            await c.new_session()
+    wire = init.model_dump(by_alias=True, exclude_none=True)
+    terminal = next(m for m in wire["authMethods"] if m.get("type") == "terminal")
+    assert terminal == {
+        "type": "terminal",
+        "id": "acme-login",
+        "name": "Log in to ACME",
+        "env": {"ACPKIT_TERMINAL_LOGIN": "acme-login"},
+    }
+    assert wire["agentCapabilities"]["auth"] == {"logout": {}}
+    assert refused.value.code == -32000
+    assert "(acme-login was refused: not logged in to ACME" in str(refused.value)
+
+    # As an editor does: the agent's own command again, with the method's env, in a terminal
+    # (here the typed key arrives on stdin). A wrong key fails the login with the reason.
+    login_env = {**os.environ, **env, **terminal["env"]}
+    wrong = subprocess.run([sys.executable, app], input="nope\n", env=login_env, capture_output=True, text=True)
+    assert wrong.returncode == 1 and "that is not an ACME key" in wrong.stderr
+    run = [sys.executable, "-m", "acpkit_core.cli", "run", f"{app}:acp_agent"]  # the same through `acpkit run`
+    done = subprocess.run(run, input="k-456\n", env=login_env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # `acpkit run` keeps stdout for ACP from the start: the question went to stderr, the same terminal
+    assert "ACME API key: " in done.stderr and key_file.read_text() == "k-456"
+
+    async with AcpTestClient.spawn(
+        sys.executable, app, root=tmp_path, env=env, auth_terminal=True, permission_answers=["green"]
+    ) as c:
+        await c.initialize()
+        sid = await c.new_session()  # reconnected: the login is in effect
+        r = await c.prompt("Paint something.", session_id=sid)
+        await c.logout()
+        with pytest.raises(RequestError) as after:
+            await c.new_session()
+        with pytest.raises(RequestError) as prompt_after:
+            await c.prompt("Again.", session_id=sid)
+    assert r.text == "Painted it."
+    assert not key_file.exists()  # `logout` forgot the stored key
+    assert after.value.code == prompt_after.value.code == -32000

@@ -141,7 +141,7 @@ def run_main(args: argparse.Namespace) -> int:
     if limits and not hasattr(getattr(agent, "options", None), "max_message_bytes"):
         note = "--max-message-bytes and --max-prompt-bytes apply to ACP Kit agents only; this one is served as built"
         print(f"acpkit run: {note}", file=sys.stderr)
-    if _stdin_is_terminal():
+    if _stdin_is_terminal() and not os.environ.get("ACPKIT_TERMINAL_LOGIN"):  # a terminal login runs below
         print(f"acpkit run: {_terminal_notice(resolved.name, args.target)}", file=sys.stderr)
         return 0
     try:

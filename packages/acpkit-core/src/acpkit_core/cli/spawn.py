@@ -29,7 +29,7 @@ from acp.schema import Implementation, InitializeResponse
 from ..server._sdk import tracked
 from ..server.requests import Incoming
 from .agent_streams import AgentLog, protocol_reader
-from .local import CAPABILITIES, LocalClient
+from .local import SPAWNED_CAPABILITIES, LocalClient
 from .sanitize import printable
 
 __all__ = [
@@ -212,7 +212,7 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
 
 
 async def initialize(conn: ClientSideConnection, agent: AgentProcess, *, timeout: float) -> InitializeResponse:
-    """Send `initialize` advertising fs and terminal.
+    """Send `initialize` advertising fs, terminal and terminal logins.
 
     Raises `AgentExited`, with what went wrong in words, when the agent exits first, does not answer
     within `timeout` seconds, or answers with an error: the usual signs of a program that is not an
@@ -221,7 +221,9 @@ async def initialize(conn: ClientSideConnection, agent: AgentProcess, *, timeout
     try:
         return await asyncio.wait_for(
             conn.initialize(
-                protocol_version=PROTOCOL_VERSION, client_capabilities=CAPABILITIES, client_info=client_info()
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=SPAWNED_CAPABILITIES,
+                client_info=client_info(),
             ),
             timeout,
         )

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.schema import (
+    AgentAuthCapabilities,
     AgentCapabilities,
     AuthenticateResponse,
     AvailableCommandsUpdate,
@@ -23,6 +24,8 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    LogoutCapabilities,
+    LogoutResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
@@ -46,7 +49,7 @@ from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ..unstable import negotiate_unstable, unstable_answer
 from ._boundary import boundary
-from ._sdk import route_session_delete, route_wire_prompt, tracked
+from ._sdk import route_logout, route_session_delete, route_wire_prompt, tracked
 from .builtins import BuiltinCommands
 from .commands import available_commands, collect_commands
 from .memory import limit_retained_memory
@@ -90,6 +93,7 @@ class AcpAgent:
         )
         """Runs prompt turns."""
         self._serves_delete = False
+        self._serves_logout = False
         self.auth = ConnectionAuth(self.options.auth)
         """This connection's authentication state (`AgentOptions.auth`); a transport that authenticated
         the connection itself calls `auth.grant(...)`."""
@@ -100,6 +104,8 @@ class AcpAgent:
         self.outbox.connect(conn)
         # The SDK does not route `session/delete`: advertise it only when the route could be added.
         self._serves_delete = route_session_delete(conn, self)
+        # Nor `logout`: served (and advertised) where the agent has authentication to end.
+        self._serves_logout = self.options.auth is not None and route_logout(conn, self)
         # Prompt blocks reach our own parser as sent, for its precise errors (see `route_wire_prompt`).
         route_wire_prompt(conn, self)
         # `$/cancel_request` both ways (the SDK has no request cancellation).
@@ -168,6 +174,7 @@ class AcpAgent:
             unstable=unstable,
         )
         self.auth.client = client_info.name if client_info else None
+        self.auth.terminal = self.client.auth_terminal
         rc = self.capabilities
         meta = {**(self.options.extensions.capabilities() if self.options.extensions else {})}
         meta.update(unstable_answer(unstable) or {})
@@ -190,6 +197,7 @@ class AcpAgent:
                     fork=SessionForkCapabilities() if self.client.uses("sessionFork") else None,
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
+                auth=AgentAuthCapabilities(logout=LogoutCapabilities()) if self._serves_logout else None,
                 field_meta=meta or None,
             ),
             auth_methods=self.auth.wire_methods(),  # pyright: ignore[reportArgumentType]
@@ -207,6 +215,15 @@ class AcpAgent:
         except KeyError as exc:
             raise RequestError.invalid_params({"methodId": method_id, "reason": exc.args[0]}) from None
         return AuthenticateResponse()
+
+    @boundary
+    async def logout(self, **kwargs: Any) -> LogoutResponse:
+        """End this connection's authenticated state (`Authentication.logout` runs first).
+
+        Session requests then answer -32000 until a method succeeds again; open sessions stay open.
+        """
+        await self.auth.logout(kwargs)
+        return LogoutResponse()
 
     # --- sessions ----------------------------------------------------------------------------------
 
