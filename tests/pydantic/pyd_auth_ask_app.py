@@ -1,4 +1,4 @@
-"""A pydantic-ai agent behind an env-var key or a terminal login (`acme_auth`), with a tool that asks the user (stdio)."""
+"""A pydantic-ai agent behind an env-var key or a terminal login (`acme_auth`), with a tool asking the user (stdio)."""
 
 from __future__ import annotations
 
