@@ -23,6 +23,7 @@ from acpkit_core.config import (
     Command,
     ModelOption,
 )
+from acpkit_core.elicitation import Answer, Question
 from acpkit_core.errors import UserError
 from acpkit_core.extensions import Extensions
 from acpkit_core.permissions import PermissionPolicy
@@ -46,6 +47,10 @@ def _hook() -> ModuleType:
 
 async def _noop(turn: Turn, args: str) -> StopReason:
     return "end_turn"
+
+
+async def _no_fallback(question: Question, turn: Turn) -> Answer | None:
+    return Answer(outcome="unavailable")
 
 
 MODELS = (ModelOption(id="m1"), ModelOption(id="m2"))
@@ -72,6 +77,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "max_message_bytes": (1 << 20, lambda v: v),
     "max_prompt_bytes": (1 << 19, lambda v: v),
     "auth": (Authentication(methods=[EnvVarMethod(id="k", name="Key", vars=["ACME_API_KEY"])]), lambda v: v),
+    "ask_fallback": (_no_fallback, lambda v: v),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -99,3 +100,44 @@ async def test_a_terminal_login_in_the_agents_own_program_then_logout(adapter: s
     assert r.text == "Painted it."
     assert not key_file.exists()  # `logout` forgot the stored key
     assert after.value.code == prompt_after.value.code == -32000
+
+
+LINK_APPS = {"pydantic": TESTS / "pydantic" / "pyd_link_app.py", "langchain": TESTS / "langchain" / "lc_link_app.py"}
+
+
+@pytest.mark.parametrize("adapter", sorted(LINK_APPS))
+async def test_a_tool_asks_to_open_a_link_then_completes_it(adapter: str, tmp_path: Path) -> None:
+    app = str(LINK_APPS[adapter])
+    async with AcpTestClient.spawn(
+        sys.executable, app, root=tmp_path, elicitation_url=True, elicitation_answers=["ok"]
+    ) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("Connect my account.", session_id=sid)
+        for _ in range(100):  # `elicitation/complete` is a notification: it may trail the answer
+            if c.completed_elicitations:
+                break
+            await asyncio.sleep(0.01)
+    (asked,) = c.elicitations
+    assert asked == {
+        "message": "Connect your ACME account",
+        "mode": "url",
+        "sessionId": sid,
+        "toolCallId": "connect-1",
+        "elicitationId": asked["elicitationId"],
+        "url": "https://acme.example/connect?flow=1",
+    }
+    assert c.completed_elicitations == [asked["elicitationId"]]
+    assert "answered via elicitation" in json.dumps(r.tool_calls["connect-1"].raw_output)
+    assert r.text == "Connected."
+
+
+@pytest.mark.parametrize("adapter", sorted(LINK_APPS))
+async def test_a_client_without_url_elicitation_gets_the_developers_fallback(adapter: str, tmp_path: Path) -> None:
+    async with AcpTestClient.spawn(sys.executable, str(LINK_APPS[adapter]), root=tmp_path, elicitation=True) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("Connect my account.", session_id=sid)
+    assert c.elicitations == [] and r.permission_requests == []  # never in form mode, not the built-in card
+    assert r.text == "Open https://acme.example/connect?flow=1 in your browser, then ask me again. Connected."
+    assert "unavailable via fallback" in json.dumps(r.tool_calls["connect-1"].raw_output)

@@ -18,6 +18,7 @@ from .runner import CommandHandler
 
 if TYPE_CHECKING:
     from .auth import Authentication
+    from .elicitation import AskFallback
     from .extensions import Extensions
     from .permissions import PermissionPolicy
     from .presentation import ToolPresentation
@@ -233,6 +234,11 @@ class AgentOptions:
     auth: Authentication | None = None
     """Authentication methods advertised in `initialize` (an [`Authentication`][acpkit_core.auth.Authentication]);
     when one is required, every session request answers -32000 until one succeeds. `None`: no authentication."""
+    ask_fallback: AskFallback | None = None
+    """How a tool's question ([`Turn.ask`][acpkit_core.runner.Turn.ask]) reaches a client that cannot
+    be asked by elicitation in the needed mode: an async `(question, turn) -> Answer | None`
+    ([`AskFallback`][acpkit_core.elicitation.AskFallback]); `None` from it, or no fallback, asks a
+    permission-style question instead."""
 
 
 class AgentOptionsKwargs(TypedDict, total=False):
@@ -264,6 +270,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     max_message_bytes: int | None
     max_prompt_bytes: int | None
     auth: Authentication | None
+    ask_fallback: AskFallback | None
 
 
 def agent_options(

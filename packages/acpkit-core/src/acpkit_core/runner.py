@@ -563,12 +563,26 @@ class Turn(Protocol):
         choices: Sequence[str | Choice] | None = None,
         default: str | None = None,
         tool_call_id: str | None = None,
+        url: str | None = None,
+        elicitation_id: str | None = None,
     ) -> Answer:
-        """Ask the user a question: pick one of `choices`, or type a line of text when `choices` is `None`.
+        """Ask the user a question: pick one of `choices`, type a line of text when `choices` is
+        `None`, or (with `url`) agree to open a link for something that must not pass through the
+        editor, such as a sign-in.
 
-        Through `elicitation/create` when the client supports it, else as a permission-style question
-        (see [`acpkit_core.elicitation`][acpkit_core.elicitation]). A `session/cancel` while it is open
+        Through `elicitation/create` (form or URL mode) when the client supports the mode, else
+        through `AgentOptions.ask_fallback` or a permission-style question (see
+        [`acpkit_core.elicitation`][acpkit_core.elicitation]). A `session/cancel` while it is open
         answers `cancelled` at once. `tool_call_id` ties the question to the tool call asking it.
+        An accepted link's `Answer.elicitation_id` goes to `complete_url` once the interaction is over.
+        """
+        ...
+
+    async def complete_url(self, elicitation_id: str) -> bool:
+        """Tell the client an accepted link's out-of-band interaction is over (`elicitation/complete`).
+
+        `False`, and nothing sent, when the id is not an accepted link still open on this connection.
+        Works after the turn too, while the connection lasts.
         """
         ...
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from acp import Client
 
+from ..elicitation import UrlElicitations
 from ..emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
 from ._sdk import Notify, raw_notifier
 from .requests import RequestTracker
@@ -24,6 +25,8 @@ class Outbox:
         self._background: set[asyncio.Task[None]] = set()
         self.requests: RequestTracker | None = None
         """Requests in flight on this connection, both ways (`None` where the SDK's connection cannot be reached)."""
+        self.links = UrlElicitations()
+        """The connection's accepted URL elicitations not completed yet (their ids are unique on it)."""
 
     def connect(self, conn: Client) -> None:
         """Use `conn` from now on (its raw sender when the SDK exposes it)."""

@@ -102,6 +102,8 @@ class TurnRunner:
             tool_kinds=self._tool_kinds,
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
+            ask_fallback=self.options.ask_fallback,
+            links=outbox.links,
         )
         live.turn = turn
         live.idle.clear()

@@ -522,7 +522,7 @@ class AcpTestClient:
         """Answer from `elicitation_answers`; a `session/cancel` sent meanwhile answers `cancel`."""
         url_mode = not hasattr(mode, "requested_schema")
         params: dict[str, Any] = {"message": message, "mode": "url" if url_mode else "form"}
-        params.update(mode.model_dump(by_alias=True, exclude_none=True))
+        params.update(mode.model_dump(mode="json", by_alias=True, exclude_none=True))
         self.elicitations.append(params)
         self.requests.append(("elicitation/create", params))
         session_id = str(params.get("sessionId", ""))

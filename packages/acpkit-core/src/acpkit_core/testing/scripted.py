@@ -9,6 +9,7 @@ Each line of the prompt's text is one step:
 | `tool <name> ok\|fail\|open [json args]` | a tool call, closed `completed`, `failed`, or left open |
 | `ask <name> [json args]` | a tool call that asks permission first; runs if allowed, fails if rejected |
 | `question {"text": ..., "choices": [...]}` | a tool call asking `turn.ask`; says `answer: <outcome> [value]` |
+| `question {"text": ..., "url": ..., "complete": true}` | a link question: `answer: answered <id>` (completed) |
 | `sleep <seconds>` | waits (a cancel interrupts it) |
 | `plan <a> \| <b> \| ...` | sends a plan (first item in progress) |
 | `usage <input> <output> [context size]` | reports token usage |
@@ -174,9 +175,17 @@ class ScriptedRunner:
     async def _question(self, turn: Turn, call_id: str, args: Mapping[str, Any]) -> StopReason | None:
         await turn.emit.tool_call(call_id, title="question", kind="other", status="in_progress", raw_input=dict(args))
         answer = await turn.ask(
-            str(args.get("text", "")), choices=args.get("choices"), default=args.get("default"), tool_call_id=call_id
+            str(args.get("text", "")),
+            choices=args.get("choices"),
+            default=args.get("default"),
+            tool_call_id=call_id,
+            url=args.get("url"),
         )
         said = f"answer: {answer.outcome}" + (f" {answer.value}" if answer.value is not None else "")
+        if answer.elicitation_id is not None:
+            said += f" {answer.elicitation_id}"
+            if args.get("complete"):
+                await turn.complete_url(answer.elicitation_id)
         await turn.emit.tool_call_update(call_id, status="completed" if answer.answered else "failed", raw_output=said)
         if answer.outcome == "cancelled":
             return "cancelled"
