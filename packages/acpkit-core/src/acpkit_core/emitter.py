@@ -102,8 +102,12 @@ class TurnEmitter:
     are built as the SDK's models (validated) and dumped once, for sending and recording alike.
     """
 
-    def __init__(self, send: Sender, *, coalesce_ms: float = 0.0, context_window: int | None = None) -> None:
+    def __init__(
+        self, send: Sender, *, coalesce_ms: float = 0.0, context_window: int | None = None, show_thoughts: bool = True
+    ) -> None:
         self._send = send
+        self.show_thoughts = show_thoughts
+        """Send reasoning (`False`: `thought` drops it; the session's `show_thinking` option is off)."""
         self._context_window = context_window
         self._window = coalesce_ms / 1000.0
         self.recorded: list[WireUpdate] = []
@@ -156,7 +160,9 @@ class TurnEmitter:
             await self._buffered("text", delta)
 
     async def thought(self, delta: str) -> None:
-        """Stream a piece of reasoning."""
+        """Stream a piece of reasoning (dropped, neither sent nor recorded, when `show_thoughts` is off)."""
+        if not self.show_thoughts:
+            return
         if delta and self._window <= 0:
             await self._chunk("thought", delta)
         elif delta:

@@ -26,6 +26,7 @@ from ..errors import AcpKitError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import ClientInfo, Runner, StopReason, turn_context
 from ..store.base import now_iso
+from ..thinking import show_thinking
 from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
@@ -89,6 +90,7 @@ class TurnRunner:
             functools.partial(outbox.send, session_id),
             coalesce_ms=self.options.coalesce_ms,
             context_window=session_options.context_window(session),
+            show_thoughts=show_thinking(session.config),
         )
         turn = ServerTurn(
             session=session,
