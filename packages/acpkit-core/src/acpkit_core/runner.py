@@ -332,7 +332,15 @@ class TurnUsage:
     cached_write_tokens: int | None = None
     """Cache write tokens, when reported."""
     context_size: int | None = None
-    """The model's context window in tokens, when known (sent as `size` of `usage_update`)."""
+    """The model's context window in tokens, when the framework knows it (sent as `size` of
+    `usage_update`; else the developer's `context_window`, else [`acpkit_core.prices`][acpkit_core.prices])."""
+    cost: float | None = None
+    """The price of this response in US dollars, when the framework knows it (else looked up in
+    [`acpkit_core.prices`][acpkit_core.prices] by `model`); summed per session into `usage_update.cost`."""
+    model: str | None = None
+    """The model that answered, as the framework names it (`gpt-4o`), to look up its window and prices."""
+    provider: str | None = None
+    """Its provider (`openai`), when known: it disambiguates the lookup."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from acp import RequestError
 from acp.schema import (
@@ -91,6 +91,7 @@ class TurnRunner:
             coalesce_ms=self.options.coalesce_ms,
             context_window=session_options.context_window(session),
             show_thoughts=show_thinking(session.config),
+            session_cost=_session_cost(live.server),
         )
         turn = ServerTurn(
             session=session,
@@ -223,6 +224,9 @@ class TurnRunner:
             for key, value in emitter.turn_usage.model_dump(exclude_none=True).items():
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value
+        if emitter.turn_cost is not None:  # US dollars, the session's so far (`usage_update.cost`)
+            totals = live.server.setdefault("usage", {})
+            totals["cost"] = (_session_cost(live.server) or 0.0) + emitter.turn_cost
         return stop, failure
 
     async def _race(
@@ -272,6 +276,13 @@ class TurnRunner:
         detail = display_line(lines[0], _CAUSE_LIMIT) if lines else ""
         cause = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
         return TurnFailed(cause, session_id=live.session.id, code=error_code(exc))
+
+
+def _session_cost(server: dict[str, Any]) -> float | None:
+    """The session's cost so far (US dollars), as stored with it."""
+    usage: object = server.get("usage")
+    cost: object = cast("dict[str, object]", usage).get("cost") if isinstance(usage, dict) else None
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
 
 
 USAGE_META_KEY = "acpkit.usage"

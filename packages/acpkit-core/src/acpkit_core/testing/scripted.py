@@ -12,7 +12,7 @@ Each line of the prompt's text is one step:
 | `question {"text": ..., "url": ..., "complete": true}` | a link question: `answer: answered <id>` (completed) |
 | `sleep <seconds>` | waits (a cancel interrupts it) |
 | `plan <a> \| <b> \| ...` | sends a plan (first item in progress) |
-| `usage <input> <output> [context size]` | reports token usage |
+| `usage <input> <output> [context size] [model=<name>]` | reports token usage (of a named model) |
 | `fail <message>` | raises `RuntimeError(message)` |
 | `read <path>` / `write <path> <text>` / `run <command> [args]` | uses the client's files or terminal |
 | `history` | says every earlier prompt of this session (kept in `session.state`) |
@@ -120,9 +120,12 @@ class ScriptedRunner:
                 [PlanItem(content=c, status="in_progress" if i == 0 else "pending") for i, c in enumerate(items)]
             )
         elif verb == "usage":
-            nums = [int(x) for x in rest.split()]
+            words = rest.split()
+            model = next((w.removeprefix("model=") for w in words if w.startswith("model=")), None)
+            nums = [int(x) for x in words if not x.startswith("model=")]
             size = nums[2] if len(nums) > 2 else None
-            await turn.emit.usage(TurnUsage(input_tokens=nums[0], output_tokens=nums[1], context_size=size))
+            usage = TurnUsage(input_tokens=nums[0], output_tokens=nums[1], context_size=size, model=model)
+            await turn.emit.usage(usage)
         elif verb == "fail":
             raise RuntimeError(rest or "scripted failure")
         elif verb == "read":
