@@ -59,15 +59,19 @@ async def test_initialize_advertises_the_methods_and_sessions_wait_for_authentic
         init = await c.initialize()
         wire = init.model_dump(by_alias=True, exclude_none=True)["authMethods"]
         assert wire == [
-            {
-                "type": "env_var",
+            {  # ACP 1.21 has no env-var method type: an `agent` method, the variables in `_meta`
                 "id": "acme-key",
                 "name": "ACME API key",
-                "link": "https://acme.example/keys",
-                "vars": [
-                    {"name": "ACME_API_KEY", "label": "API key", "secret": True, "optional": False},
-                    {"name": "ACME_ORG", "secret": False, "optional": True},
-                ],
+                "description": "Set ACME_API_KEY where the agent runs",
+                "_meta": {
+                    "acpkit.envVars": {
+                        "vars": [
+                            {"name": "ACME_API_KEY", "label": "API key", "secret": True, "optional": False},
+                            {"name": "ACME_ORG", "secret": False, "optional": True},
+                        ],
+                        "link": "https://acme.example/keys",
+                    }
+                },
             },
             {"id": "sso", "name": "Sign in with ACME", "description": "Opens a browser"},
         ]

@@ -29,10 +29,10 @@ async def test_authenticate_then_a_tool_asks_the_user(adapter: str, tmp_path: Pa
         methods = init.model_dump(by_alias=True, exclude_none=True)["authMethods"]
         assert methods == [
             {
-                "type": "env_var",
                 "id": "acme-key",
                 "name": "ACME API key",
-                "vars": [{"name": "ACME_API_KEY", "secret": True, "optional": False}],
+                "description": "Set ACME_API_KEY where the agent runs",
+                "_meta": {"acpkit.envVars": {"vars": [{"name": "ACME_API_KEY", "secret": True, "optional": False}]}},
             }
         ]
         with pytest.raises(RequestError) as refused:

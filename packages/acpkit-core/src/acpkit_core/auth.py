@@ -20,11 +20,15 @@ create_acp_agent(agent, auth=auth)  # either adapter; or AgentOptions(auth=auth)
 every `session/*` request answers -32000 `Authentication required: ...`, naming the methods and
 what each needs. Three kinds of method:
 
-- [`EnvVarMethod`][acpkit_core.auth.EnvVarMethod] (`type: "env_var"`): the user types a key into
-  the editor, which starts the agent with it in the environment and calls `authenticate`. The
-  method succeeds when its variables are set (and the optional `check` accepts them). When they are
-  already set as the agent starts (configured by hand), it counts as succeeded without an
-  `authenticate` call, so clients that never authenticate work too (`implicit=False` turns that off).
+- [`EnvVarMethod`][acpkit_core.auth.EnvVarMethod]: the user sets a key in the agent's
+  environment (in the editor's agent settings, or by hand) and the client calls `authenticate`.
+  The method succeeds when its variables are set (and the optional `check` accepts them). When they
+  are already set as the agent starts, it counts as succeeded without an `authenticate` call, so
+  clients that never authenticate work too (`implicit=False` turns that off). ACP 1.21 has no
+  method type for environment variables (an early draft's `env_var` was dropped), so it is
+  advertised as an `agent` method whose `_meta["acpkit.envVars"]` lists the variables (`name`,
+  `label`, `secret`, `optional`) and the `link` where to get them: `acpkit chat` reads it to say
+  what to set.
 - [`AgentMethod`][acpkit_core.auth.AgentMethod] (ACP's default type, `agent`): the agent logs in
   by itself (a browser sign-in, a key file, a key passed in `_meta`); its `login` function runs on
   `authenticate`.
@@ -56,11 +60,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
-from acp.schema import AuthEnvVar, AuthMethodAgent, EnvVarAuthMethod, TerminalAuthMethod
+from acp.schema import AuthEnvVar, AuthMethodAgent, TerminalAuthMethod
 
 from .errors import AuthRequiredError, UserError
 
 __all__ = [
+    "ENV_VARS_META_KEY",
     "TERMINAL_LOGIN_ENV",
     "AgentMethod",
     "AuthMethod",
@@ -75,8 +80,11 @@ __all__ = [
     "terminal_login",
 ]
 
-WireAuthMethod: TypeAlias = EnvVarAuthMethod | AuthMethodAgent | TerminalAuthMethod
+WireAuthMethod: TypeAlias = AuthMethodAgent | TerminalAuthMethod
 """An entry of `authMethods` on the wire."""
+
+ENV_VARS_META_KEY: Final = "acpkit.envVars"
+"""`_meta` key of an env-var method's entry in `authMethods`: `{"vars": [...], "link": ...}`."""
 
 TERMINAL_LOGIN_ENV: Final = "ACPKIT_TERMINAL_LOGIN"
 """Set (to the method id) in the environment of the process a client starts for a terminal login."""
@@ -223,17 +231,22 @@ class Authentication:
                     )
                 continue
             if isinstance(method, EnvVarMethod):
+                needed = " and ".join(v.name for v in method.env_vars if not v.optional)
+                variables = [
+                    AuthEnvVar(name=v.name, label=v.label, secret=v.secret, optional=v.optional).model_dump(
+                        mode="json", exclude_none=True
+                    )
+                    for v in method.env_vars
+                ]
+                details: dict[str, Any] = {"vars": variables}
+                if method.link:
+                    details["link"] = method.link
                 out.append(
-                    EnvVarAuthMethod(
-                        type="env_var",
+                    AuthMethodAgent(
                         id=method.id,
                         name=method.name,
-                        description=method.description,
-                        link=method.link,
-                        vars=[
-                            AuthEnvVar(name=v.name, label=v.label, secret=v.secret, optional=v.optional)
-                            for v in method.env_vars
-                        ],
+                        description=method.description or (f"Set {needed} where the agent runs" if needed else None),
+                        field_meta={ENV_VARS_META_KEY: details},
                     )
                 )
             else:

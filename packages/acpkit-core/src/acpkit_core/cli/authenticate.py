@@ -16,11 +16,13 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from acp import RequestError
 from acp.client.connection import ClientSideConnection
 from acp.schema import EnvVarAuthMethod, InitializeResponse, TerminalAuthMethod
+
+from ..auth import ENV_VARS_META_KEY
 
 __all__ = ["AUTH_REQUIRED", "TerminalLoginNeeded", "authenticate", "run_terminal_login", "with_authentication"]
 
@@ -56,8 +58,27 @@ async def run_terminal_login(
     return await process.wait()
 
 
-def _missing(method: EnvVarAuthMethod) -> list[str]:
-    return [v.name for v in method.vars if not v.optional and not os.environ.get(v.name)]
+def _variables(method: object) -> tuple[list[tuple[str, bool]], str | None] | None:
+    """`([(name, optional)], link)` of a method that needs environment variables, `None` for another.
+
+    ACP Kit agents describe them under `_meta["acpkit.envVars"]`; agents on an older schema send
+    `type: "env_var"` with `vars`.
+    """
+    if isinstance(method, EnvVarAuthMethod):
+        return [(v.name, bool(v.optional)) for v in method.vars], method.link
+    meta: object = getattr(method, "field_meta", None)
+    details: object = cast("dict[str, Any]", meta).get(ENV_VARS_META_KEY) if isinstance(meta, dict) else None
+    if not isinstance(details, dict):
+        return None
+    fields = cast("dict[str, Any]", details)
+    found: list[tuple[str, bool]] = []
+    listed: list[object] = fields.get("vars") or []
+    for var in listed:
+        if isinstance(var, dict) and isinstance(cast("dict[str, Any]", var).get("name"), str):
+            entry = cast("dict[str, Any]", var)
+            found.append((str(entry["name"]), bool(entry.get("optional"))))
+    link: object = fields.get("link")
+    return found, link if isinstance(link, str) else None
 
 
 async def authenticate(conn: ClientSideConnection, init: InitializeResponse, *, terminal: bool = False) -> str:
@@ -72,11 +93,13 @@ async def authenticate(conn: ClientSideConnection, init: InitializeResponse, *, 
         if isinstance(method, TerminalAuthMethod):
             login = login or method
             continue
-        if isinstance(method, EnvVarAuthMethod):
-            missing = _missing(method)
+        variables = _variables(method)
+        if variables is not None:
+            names, link = variables
+            missing = [name for name, optional in names if not optional and not os.environ.get(name)]
             if missing:
-                link = f", see {method.link}" if method.link else ""
-                hints.append(f"set {' and '.join(missing)} ({method.name}{link})")
+                see = f", see {link}" if link else ""
+                hints.append(f"set {' and '.join(missing)} ({method.name}{see})")
                 continue
         try:
             await conn.authenticate(method_id=method.id)

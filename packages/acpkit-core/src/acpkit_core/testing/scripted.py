@@ -14,7 +14,7 @@ Each line of the prompt's text is one step:
 | `plan <a> \| <b> \| ...` | sends a plan (first item in progress) |
 | `usage <input> <output> [context size] [model=<name>]` | reports token usage (of a named model) |
 | `fail <message>` | raises `RuntimeError(message)` |
-| `read <path>` / `write <path> <text>` / `run <command> [args]` | uses the client's files or terminal |
+| `read <path>` / `write <path> <text>` / `run [timeout=<s>] <command> [args]` | uses the client's files or terminal |
 | `history` | says every earlier prompt of this session (kept in `session.state`) |
 
 Any other prompt is answered `echo: <text>`. The runner keeps the prompts of the session in
@@ -136,7 +136,10 @@ class ScriptedRunner:
             await self._say(turn, f"wrote {path}")
         elif verb == "run":
             parts = shlex.split(rest)
-            result = await turn.host.run(parts[0], parts[1:], timeout=30)
+            timeout = 30.0
+            if parts and parts[0].startswith("timeout="):
+                timeout = float(parts.pop(0).removeprefix("timeout="))
+            result = await turn.host.run(parts[0], parts[1:], timeout=timeout)
             await self._say(turn, f"exit {result.exit_code}: {result.output.strip()}")
         elif verb == "history":
             await self._say(turn, " | ".join(before) if before else "(no history)")
