@@ -54,6 +54,7 @@ async def test_authenticate_then_a_tool_asks_the_user(adapter: str, tmp_path: Pa
     assert r.text == "Painted it."
 
 
+@pytest.mark.timeout(180)  # four processes of the app (two logins, two connections): slow under load
 @pytest.mark.parametrize("adapter", sorted(APPS))
 async def test_a_terminal_login_in_the_agents_own_program_then_logout(adapter: str, tmp_path: Path) -> None:
     key_file = tmp_path / "acme.key"
