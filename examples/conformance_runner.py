@@ -19,7 +19,7 @@ from acp.helpers import text_block, tool_content
 from acpkit_core import AcpAgent
 from acpkit_core.config import AgentOptions
 from acpkit_core.ir import Text
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner import StopReason, Turn, TurnUsage
 from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
 
 
@@ -84,6 +84,8 @@ class ScenarioRunner:
         else:
             await turn.emit.text("Hello ")
             await turn.emit.text("from the agent.")
+            # what the "model" used: the context meter and the prompt answer's usage come from it
+            await turn.emit.usage(TurnUsage(input_tokens=12, output_tokens=4))
         history.append(text)
         return "end_turn"
 

@@ -24,6 +24,7 @@ from acpkit_core.config import STANDARD_MODES, ModelOption
 from acpkit_core.errors import HostError
 from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.server import run_stdio
+from acpkit_core.thinking import show_thinking_option
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse, TodoListMiddleware
 from langchain_acp import (
@@ -253,6 +254,7 @@ acp_agent = create_acp_agent(
     title="LangGraph example",
     modes=STANDARD_MODES,
     models=_models(),
+    config_options=[show_thinking_option()],  # an on/off switch, for editors that show boolean options
 )
 """What both `acpkit run examples/langgraph_agent.py` and `python examples/langgraph_agent.py` serve."""
 

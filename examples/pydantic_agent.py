@@ -31,6 +31,7 @@ from acpkit_core import run_stdio
 from acpkit_core.config import STANDARD_MODES, ModelOption
 from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.runner import current_turn
+from acpkit_core.thinking import show_thinking_option
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
@@ -174,6 +175,7 @@ acp_agent = create_acp_agent(
     plan_tool=True,
     modes=STANDARD_MODES,
     permission_policy=PermissionPolicy(ask=("write_file", "run_command")),
+    config_options=[show_thinking_option()],  # an on/off switch, for editors that show boolean options
 )
 """What both `acpkit run examples/pydantic_agent.py` and `python examples/pydantic_agent.py` serve."""
 

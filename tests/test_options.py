@@ -23,6 +23,7 @@ from acpkit_core.config import (
     Command,
     ModelOption,
 )
+from acpkit_core.elicitation import Answer, Question
 from acpkit_core.errors import UserError
 from acpkit_core.extensions import Extensions
 from acpkit_core.permissions import PermissionPolicy
@@ -47,6 +48,10 @@ def _hook() -> ModuleType:
 
 async def _noop(turn: Turn, args: str) -> StopReason:
     return "end_turn"
+
+
+async def _no_fallback(question: Question, turn: Turn) -> Answer | None:
+    return Answer(outcome="unavailable")
 
 
 MODELS = (ModelOption(id="m1"), ModelOption(id="m2"))
@@ -75,6 +80,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "max_turn_requests": (300, lambda v: v),
     "auth": (Authentication(methods=[EnvVarMethod(id="k", name="Key", vars=["ACME_API_KEY"])]), lambda v: v),
     "telemetry": (Telemetry(traces=False, metrics=False), lambda v: v),
+    "ask_fallback": (_no_fallback, lambda v: v),
 }
 
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 from acp import RequestError
-from acpkit_core.auth import AgentMethod, Authentication, AuthRequest, EnvVar, EnvVarMethod
+from acpkit_core.auth import (
+    TERMINAL_LOGIN_ENV,
+    AgentMethod,
+    Authentication,
+    AuthRequest,
+    EnvVar,
+    EnvVarMethod,
+    TerminalMethod,
+    terminal_login,
+)
 from acpkit_core.config import AgentOptions
 from acpkit_core.errors import AuthRequiredError, UserError
 from acpkit_core.server import AcpAgent
@@ -50,15 +59,19 @@ async def test_initialize_advertises_the_methods_and_sessions_wait_for_authentic
         init = await c.initialize()
         wire = init.model_dump(by_alias=True, exclude_none=True)["authMethods"]
         assert wire == [
-            {
-                "type": "env_var",
+            {  # ACP 1.21 has no env-var method type: an `agent` method, the variables in `_meta`
                 "id": "acme-key",
                 "name": "ACME API key",
-                "link": "https://acme.example/keys",
-                "vars": [
-                    {"name": "ACME_API_KEY", "label": "API key", "secret": True, "optional": False},
-                    {"name": "ACME_ORG", "secret": False, "optional": True},
-                ],
+                "description": "Set ACME_API_KEY where the agent runs",
+                "_meta": {
+                    "acpkit.envVars": {
+                        "vars": [
+                            {"name": "ACME_API_KEY", "label": "API key", "secret": True, "optional": False},
+                            {"name": "ACME_ORG", "secret": False, "optional": True},
+                        ],
+                        "link": "https://acme.example/keys",
+                    }
+                },
             },
             {"id": "sso", "name": "Sign in with ACME", "description": "Opens a browser"},
         ]
@@ -147,3 +160,95 @@ async def test_without_the_option_nothing_is_advertised_and_authenticate_is_inva
         with pytest.raises(RequestError) as info:
             await c.c.authenticate(method_id="x")
     assert info.value.code == -32602
+
+
+# --- logout and terminal logins (ACP 1.21) ------------------------------------------------------
+
+
+def _terminal(store: dict[str, str]) -> Authentication:
+    async def login(request: AuthRequest) -> None:
+        store["token"] = "t-1"
+
+    async def check(request: AuthRequest) -> None:
+        if "token" not in store:
+            raise AuthRequiredError("not logged in")
+
+    async def forget(request: AuthRequest) -> None:
+        store.clear()
+
+    method = TerminalMethod(id="tui", name="Log in", login=login, check=check, args=["--login"], env={"MODE": "x"})
+    return Authentication(methods=[method], logout=forget)
+
+
+async def test_terminal_methods_are_offered_only_to_clients_that_can_run_them() -> None:
+    store: dict[str, str] = {}
+    async with AcpTestClient.connect(_agent(_terminal(store)), auth_terminal=True) as c:
+        await c.initialize()
+        with pytest.raises(RequestError) as refused:
+            await c.new_session()
+        with pytest.raises(RequestError) as passed:
+            await c.authenticate("tui")
+    async with AcpTestClient.connect(_agent(_terminal(store))) as plain:
+        await plain.initialize()
+    answer = next(m for d, m in c.wire if d == "received" and m.get("id") == 0)["result"]
+    assert answer["authMethods"] == [
+        {
+            "type": "terminal",
+            "id": "tui",
+            "name": "Log in",
+            "args": ["--login"],
+            "env": {"MODE": "x", "ACPKIT_TERMINAL_LOGIN": "tui"},
+        }
+    ]
+    assert answer["agentCapabilities"]["auth"] == {"logout": {}}
+    plain_answer = next(m for d, m in plain.wire if d == "received" and m.get("id") == 0)["result"]
+    assert plain_answer["authMethods"] == []  # a plain client cannot run it: not offered
+    assert refused.value.code == -32000
+    assert "'tui' (Log in: log in from a terminal, then reconnect)" in str(refused.value)
+    assert "(tui was refused: not logged in)" in str(refused.value)
+    assert passed.value.code == -32602
+    assert "is a terminal method: it is not passed to `authenticate`" in str(passed.value.data)
+
+
+async def test_the_terminal_process_runs_the_login_and_the_next_connection_sees_it() -> None:
+    store: dict[str, str] = {}
+    auth = _terminal(store)
+    assert await terminal_login(auth, environ={}) is None  # not started for a login: serve ACP
+    assert await terminal_login(auth, environ={TERMINAL_LOGIN_ENV: "nope"}) == 2
+    assert await terminal_login(auth, environ={TERMINAL_LOGIN_ENV: "tui"}) == 0
+    assert store == {"token": "t-1"}
+    async with AcpTestClient.connect(_agent(auth), auth_terminal=True) as c:
+        await c.initialize()
+        sid = await c.new_session()  # the check passes: no `authenticate`
+        await c.prompt("say in", session_id=sid)
+        await c.logout()
+        with pytest.raises(RequestError) as after:
+            await c.new_session()
+        with pytest.raises(RequestError) as prompt_after:
+            await c.prompt("say again", session_id=sid)
+    assert store == {}  # `Authentication.logout` forgot the stored token
+    assert after.value.code == prompt_after.value.code == -32000
+    assert "(logged out on this connection)" in str(after.value)
+
+
+async def test_logout_ends_the_state_even_of_a_method_satisfied_by_itself() -> None:
+    environ = {"ACME_API_KEY": "long-enough-key"}
+    async with AcpTestClient.connect(_agent(_key_method(environ))) as c:
+        await c.initialize()
+        await c.new_session()  # the key is set: implicit success
+        await c.logout()
+        with pytest.raises(RequestError) as refused:
+            await c.new_session()
+        await c.authenticate("acme-key")
+        await c.new_session()
+    assert refused.value.code == -32000
+
+
+async def test_logout_is_not_served_or_advertised_without_authentication() -> None:
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        with pytest.raises(RequestError) as missing:
+            await c.logout()
+    answer = next(m for d, m in c.wire if d == "received" and m.get("id") == 0)["result"]
+    assert "auth" not in answer["agentCapabilities"]
+    assert missing.value.code == -32601

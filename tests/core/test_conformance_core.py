@@ -36,6 +36,13 @@ def test_the_required_scenarios_are_the_suite() -> None:
         "test_question_by_permission_fallback",
         "test_cancel_while_a_question_is_open",
         "test_tools_command",
+        "test_cancel_request_for_a_running_prompt",
+        "test_a_cancelled_turn_cancels_its_open_question",
+        "test_question_by_the_developers_fallback",
+        "test_show_thinking_off_hides_reasoning",
+        "test_context_meter_and_prompt_usage",
+        "test_logout_ends_authentication",
+        "test_delete_of_an_unknown_session_succeeds",
     } == REQUIRED_SCENARIOS
 
 
@@ -77,4 +84,4 @@ def test_a_third_party_pytest_run_uses_the_suite(tmp_path: Path) -> None:
         env=env,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "15 passed" in result.stdout
+    assert "23 passed" in result.stdout

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from acpkit_core.errors import UserError
 from acpkit_core.limits import MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES, format_size, parse_size
-from acpkit_core.server.jsonrpc import oversized, read_line
+from acpkit_core.server.jsonrpc import Inbound, oversized, read_line
 from acpkit_core.server.transport import LineReader, Oversized
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,8 +27,11 @@ members = st.fixed_dictionaries(
     optional={
         "jsonrpc": st.sampled_from(["2.0", "1.0", 2]) | json_values,
         "id": st.integers() | st.text(max_size=5) | json_values,
-        "method": st.sampled_from(["session/cancel", "session/list", "_x", "nope"]) | json_values,
-        "params": st.fixed_dictionaries({}, optional={"sessionId": st.text(max_size=5) | json_values}) | json_values,
+        "method": st.sampled_from(["session/cancel", "$/cancel_request", "session/list", "_x", "nope"]) | json_values,
+        "params": st.fixed_dictionaries(
+            {}, optional={"sessionId": st.text(max_size=5) | json_values, "requestId": st.integers() | json_values}
+        )
+        | json_values,
         "result": json_values,
         "error": st.fixed_dictionaries({"code": st.integers(), "message": st.text(max_size=5)}) | json_values,
     },
@@ -132,6 +135,21 @@ async def test_line_reader_keeps_only_the_start_of_a_huge_line() -> None:
 async def test_line_reader_reports_an_unterminated_huge_line_at_the_end_of_input() -> None:
     got = await lines_of(b"a\n" + b"b" * 5000, limit=100)
     assert got == [b"a", Oversized(prefix=b"b" * 4096, size=5000)]
+
+
+def test_cancel_request_is_handed_on_and_a_malformed_one_is_dropped_or_refused() -> None:
+    notification = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 4}}
+    assert read_line(json.dumps(notification).encode()) == Inbound(message=notification)
+    as_request = read_line(json.dumps({**notification, "id": 9}).encode())
+    assert as_request.message == notification  # still cancels, and the "request" is answered null
+    assert as_request.replies == ({"jsonrpc": "2.0", "id": 9, "result": None},)
+    no_id = read_line(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{}}')
+    assert no_id.message is None and no_id.replies == ()
+    assert no_id.note == "ignored a $/cancel_request notification: requestId: Field required"
+    refused = read_line(b'{"jsonrpc":"2.0","id":1,"method":"$/cancel_request","params":{"requestId":[1]}}')
+    (reply,) = refused.replies
+    assert reply["error"]["code"] == -32602  # type: ignore[index]
+    assert str(reply["error"]["message"]).startswith("Invalid params for $/cancel_request: requestId")  # type: ignore[index]
 
 
 def test_sizes_parse_and_print() -> None:

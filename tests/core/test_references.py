@@ -3,8 +3,8 @@
 A case file holds `description`, `prompt` and either `error` (the exact PromptError message) or
 `ir`, `pydantic`, `langchain` and `langchain_v1` (with `root_dir` passed to the LangChain renderer
 when present). A case taken from real client traffic cites its line in references/clients/ as
-`source` (`clients/<file>.jsonl:<line>`). Every file under references/ must be such a case, or a
-client recording that a case cites (with the recordings' README).
+`source` (`clients/<file>.jsonl:<line>`). Every file under references/ must be such a case, a
+client recording that a case cites (with the recordings' README), or the ACP schema (`acp-schema/`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,10 @@ def load(path: Path) -> dict[str, Any]:
 
 def test_there_are_enough_cases_and_every_file_is_one() -> None:
     every_file = {p for p in REFERENCES.rglob("*") if p.is_file()}
-    known = {*CASES, *RECORDINGS, REFERENCES / "clients" / "README.md"}
+    # the ACP schema, which tests/e2e/test_schema_conformance.py and the docs' support page read
+    schema = {REFERENCES / "acp-schema" / name for name in ("schema.json", "schema.unstable.json", "meta.json")}
+    schema |= {REFERENCES / "acp-schema" / name for name in ("meta.unstable.json", "README.md", "LICENSE")}
+    known = {*CASES, *RECORDINGS, REFERENCES / "clients" / "README.md", *schema}
     assert every_file == known, f"files under references/ that no test uses: {sorted(every_file - known)}"
     assert len([c for c in CASES if "error" not in load(c)]) >= 40
 

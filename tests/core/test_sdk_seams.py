@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from acp import RequestError
 from acp.schema import AgentMessageChunk
+from acpkit_core.auth import AgentMethod, Authentication, AuthRequest
 from acpkit_core.config import AgentOptions
 from acpkit_core.runner import StopReason, Turn
 from acpkit_core.server import AcpAgent, _sdk
@@ -61,6 +62,23 @@ async def test_on_the_pinned_sdk_every_fast_path_is_taken(monkeypatch: pytest.Mo
     caps = init.agent_capabilities
     assert caps is not None and caps.session_capabilities is not None
     assert caps.session_capabilities.delete is not None  # the route added to the SDK's router
+    assert agent.outbox.requests is not None  # `$/cancel_request` both ways: requests tracked by id
+    assert c.tracker is not None and c.wire  # the test client's side of the same seams
+
+
+async def test_logout_is_routed_and_advertised_on_the_pinned_sdk() -> None:
+    async def login(request: AuthRequest) -> None:
+        return None
+
+    auth = Authentication(methods=[AgentMethod(id="sso", name="Sign in", login=login)])
+    agent = AcpAgent(Greeter(), AgentOptions(store="memory", auth=auth))
+    async with AcpTestClient.connect(agent) as c:
+        init = await c.initialize()
+        await c.authenticate("sso")
+        await c.logout()
+    assert init.agent_capabilities is not None and init.agent_capabilities.auth is not None
+    assert init.agent_capabilities.auth.logout is not None
+    assert not agent.auth.authenticated
 
 
 async def test_without_the_private_seams_the_server_serves_everything_it_advertises(
@@ -97,3 +115,4 @@ async def test_without_the_private_seams_the_server_serves_everything_it_adverti
     assert caps is not None and caps.session_capabilities is not None
     assert caps.session_capabilities.delete is None  # not advertised, and answered "method not found"
     assert deleted.value.code == -32601
+    assert agent.outbox.requests is None  # no `$/cancel_request` (optional in ACP); the rest works

@@ -61,11 +61,27 @@ async def test_initialize_advertises_exactly_what_works() -> None:
         "resume": {},
         "close": {},
         "delete": {},
-        "fork": {},
         "additionalDirectories": {},
-    }
+    }  # no `fork`: it exists only in the unstable schema (see the opt-in test below)
+    assert "_meta" not in caps
     assert wire["authMethods"] == []
     assert agent.client.read_text_file and agent.client.terminal and not agent.client.boolean_config_options
+    assert agent.client.unstable == frozenset()
+
+
+@pytest.mark.parametrize("opt_in", [True, ["sessionFork", "notAThing"]])
+async def test_a_client_that_opts_into_unstable_surfaces_is_told_which_it_gets(opt_in: bool | list[str]) -> None:
+    agent = AcpAgent(ImageRunner(), AgentOptions(store="memory"))
+    async with AcpTestClient.connect(agent, unstable=opt_in) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        forked = await c.fork_session(sid)
+    answer = next(m for d, m in c.wire if d == "received" and m.get("id") == 0)
+    caps = answer["result"]["agentCapabilities"]
+    assert caps["sessionCapabilities"]["fork"] == {}
+    agreed = {"promptUsage": {}, "sessionFork": {}} if opt_in is True else {"sessionFork": {}}
+    assert caps["_meta"] == {"acpkit.unstable": agreed}
+    assert agent.client.uses("sessionFork") and forked != sid
 
 
 # --- session lifecycle ----------------------------------------------------------------------------
@@ -469,16 +485,17 @@ async def test_delete_forgets_the_session_state_and_transcript(tmp_path: Path) -
         await c.prompt("say hello", session_id=drop)
         await c.delete_session(drop)
         listed = await c.list_sessions()
-        with pytest.raises(RequestError) as again:
-            await c.delete_session(drop)
+        await c.delete_session(drop)  # already gone: succeeds silently, as the spec asks
+        await c.delete_session("no-such-session")
         with pytest.raises(RequestError) as load:
             await c.load_session(drop)
     caps = init.agent_capabilities
     assert caps is not None and caps.session_capabilities is not None
     assert caps.session_capabilities.delete is not None
     assert [s.session_id for s in listed.sessions] == [keep]
-    assert again.value.code == load.value.code == -32002
-    assert drop in str(again.value)
+    assert load.value.code == -32002
+    assert drop in str(load.value)
+    # the second delete touched nothing: the runner was asked to forget the session once
     assert [e for e in runner.events if e[1] == drop] == [("open", drop), ("close", drop), ("delete", drop)]
     reopened = SqliteStore(tmp_path / "s.sqlite3")
     try:

@@ -27,6 +27,7 @@ from acpkit_core.errors import UserError
 from acpkit_core.runner import StopReason, ToolInfo, Turn
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
+from acpkit_core.thinking import show_thinking_option
 
 
 class ModeAwareRunner(ScriptedRunner):
@@ -164,6 +165,36 @@ async def test_boolean_options_for_clients_that_support_them() -> None:
         with pytest.raises(RequestError):
             await c.set_config_option(sid, "verbose", "yes")
     assert "verbose=True" in r.text
+
+
+async def test_show_thinking_off_keeps_reasoning_out_of_the_client_and_the_transcript() -> None:
+    agent = AcpAgent(ScriptedRunner(), AgentOptions(store="memory", config_options=[show_thinking_option()]))
+    async with AcpTestClient.connect(agent, boolean_options=True) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        shown = await c.prompt("think hmm\nsay done", session_id=sid)
+        options = await c.set_config_option(sid, "show_thinking", False)
+        hidden = await c.prompt("think secret\nsay done", session_id=sid)
+        _, replayed = await c.load_session(sid)
+    (switch,) = options.config_options
+    assert isinstance(switch, SessionConfigOptionBoolean) and switch.current_value is False
+    assert shown.thoughts == "hmm" and hidden.thoughts == ""
+    assert hidden.kinds == ["agent_message_chunk"] and hidden.text == "done"
+    thoughts = [u.content.text for u in replayed if u.session_update == "agent_thought_chunk"]
+    assert thoughts == ["hmm"]  # the hidden reasoning was not kept either
+
+
+async def test_a_client_without_boolean_options_is_not_offered_show_thinking_and_sees_reasoning() -> None:
+    agent = AcpAgent(ScriptedRunner(), AgentOptions(store="memory", config_options=[show_thinking_option()]))
+    async with AcpTestClient.connect(agent) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("think hmm\nsay done", session_id=sid)
+        with pytest.raises(RequestError) as refused:
+            await c.set_config_option(sid, "show_thinking", False)
+    assert c.last_session is not None and c.last_session.config_options is None
+    assert r.thoughts == "hmm"
+    assert refused.value.code == -32602 and "unknown config option 'show_thinking'" in str(refused.value)
 
 
 def test_misconfigured_options_are_user_errors() -> None:

@@ -112,3 +112,28 @@ async def test_an_example_is_the_same_agent_however_it_is_started(tmp_path: Path
     assert (model["category"], model["currentValue"]) == ("model", models[0])
     values: list[dict[str, Any]] = model["options"]
     assert [v["value"] for v in values] == models
+
+
+@pytest.mark.parametrize("name", ["pydantic_agent.py", "langgraph_agent.py"])
+async def test_an_examples_reasoning_can_be_switched_off_by_a_client_with_boolean_options(
+    tmp_path: Path, name: str
+) -> None:
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    async with AcpTestClient.spawn(
+        sys.executable,
+        str(_example(name)),
+        root=tmp_path,
+        env={"ACPKIT_MODEL": ""},
+        boolean_options=True,
+        permission_answers=["reject_once", "reject_once"],
+    ) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        assert c.last_session is not None
+        (switch,) = [o for o in c.last_session.config_options or [] if o.id == "show_thinking"]
+        assert (switch.type, switch.current_value) == ("boolean", True)
+        shown = await c.prompt("Summarise notes.txt", session_id=sid)
+        await c.set_config_option(sid, "show_thinking", False)
+        hidden = await c.prompt("Summarise notes.txt", session_id=sid)
+    assert shown.thoughts and "agent_thought_chunk" in shown.kinds
+    assert "agent_thought_chunk" not in hidden.kinds and hidden.text

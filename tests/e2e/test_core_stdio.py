@@ -59,7 +59,8 @@ async def test_wire_methods_and_codes(tmp_path: Path) -> None:
     raw = await start_raw("--modes")
     init = await raw.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
     caps = init["result"]["agentCapabilities"]
-    assert set(caps["sessionCapabilities"]) == {"list", "resume", "close", "delete", "fork", "additionalDirectories"}
+    # `fork` is unstable: not advertised to a plain client, though the method is served (below)
+    assert set(caps["sessionCapabilities"]) == {"list", "resume", "close", "delete", "additionalDirectories"}
     new = await raw.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
     sid = new["result"]["sessionId"]
     assert new["result"]["modes"]["currentModeId"] == "agentic"
@@ -80,7 +81,7 @@ async def test_wire_methods_and_codes(tmp_path: Path) -> None:
     listed = await raw.request("session/list", {})
     assert {s["sessionId"] for s in listed["result"]["sessions"]} == {sid}
     gone = await raw.request("session/delete", {"sessionId": fork["result"]["sessionId"]})
-    assert gone["error"]["code"] == -32002 and fork["result"]["sessionId"] in gone["error"]["message"]
+    assert gone == {"jsonrpc": "2.0", "id": raw.next_id, "result": {}}  # already gone: succeeds silently
     no_id = await raw.request("session/delete", {})
     assert no_id["error"]["code"] == -32602
     missing = await raw.request("session/prompt", {"sessionId": "ghost", "prompt": [{"type": "text", "text": "x"}]})

@@ -1,15 +1,16 @@
-"""A pydantic-ai agent behind an env-var authentication method, with a tool that asks the user (stdio)."""
+"""A pydantic-ai agent behind an env-var key or a terminal login (`acme_auth`), with a tool asking the user (stdio)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from acpkit_core.auth import Authentication, EnvVarMethod
-from pydantic_acp import ask_user, run_acp
+from pydantic_acp import ask_user, create_acp_agent, run_acp
 from pydantic_ai import Agent, RunContext
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from acme_auth import acme_auth
 from pyd_script import Script, call
 
 script = Script([[call("pick_color", id="pick-1")], ["Painted it."]])
@@ -23,6 +24,8 @@ async def pick_color(ctx: RunContext[None]) -> str:
     return answer.value or answer.outcome
 
 
+acp_agent = create_acp_agent(agent, store="memory", auth=acme_auth())
+"""What `acpkit run` serves (`python` this file serves the same through `run_acp`)."""
+
 if __name__ == "__main__":
-    key = EnvVarMethod(id="acme-key", name="ACME API key", vars=["ACME_API_KEY"], implicit=False)
-    run_acp(agent, store="memory", auth=Authentication(methods=[key]))
+    run_acp(agent, store="memory", auth=acme_auth())

@@ -74,7 +74,14 @@ if TYPE_CHECKING:
     from .stop import stop_reason_from_finish
     from .store import MemoryStore, SessionStore, SqliteStore, default_store_path
     from .telemetry import Telemetry
-    from .thinking import THINKING_LEVELS, THINKING_OPTION, ThinkingLevel, thinking_level, thinking_option
+    from .thinking import (
+        THINKING_LEVELS,
+        THINKING_OPTION,
+        ThinkingLevel,
+        show_thinking_option,
+        thinking_level,
+        thinking_option,
+    )
     from .tools import classify_tool, diff_content, tool_locations, tool_title
 
 __all__ = [
@@ -159,6 +166,7 @@ __all__ = [
     "resource_description",
     "run_stdio",
     "serve_stdio",
+    "show_thinking_option",
     "stop_reason_from_finish",
     "thinking_level",
     "thinking_option",
@@ -240,7 +248,15 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(["MemoryStore", "SessionStore", "SqliteStore", "default_store_path"], "store"),
     **dict.fromkeys(["Telemetry"], "telemetry"),
     **dict.fromkeys(
-        ["THINKING_LEVELS", "THINKING_OPTION", "ThinkingLevel", "thinking_level", "thinking_option"], "thinking"
+        [
+            "THINKING_LEVELS",
+            "THINKING_OPTION",
+            "ThinkingLevel",
+            "show_thinking_option",
+            "thinking_level",
+            "thinking_option",
+        ],
+        "thinking",
     ),
     **dict.fromkeys(["classify_tool", "diff_content", "tool_locations", "tool_title"], "tools"),
 }

@@ -18,16 +18,31 @@ create_acp_agent(agent, auth=auth)  # either adapter; or AgentOptions(auth=auth)
 
 `initialize` lists the methods in `authMethods`. Until one of them succeeds on the connection,
 every `session/*` request answers -32000 `Authentication required: ...`, naming the methods and
-what each needs. Two kinds of method:
+what each needs. Three kinds of method:
 
-- [`EnvVarMethod`][acpkit_core.auth.EnvVarMethod] (`type: "env_var"`): the user types a key into
-  the editor, which starts the agent with it in the environment and calls `authenticate`. The
-  method succeeds when its variables are set (and the optional `check` accepts them). When they are
-  already set as the agent starts (configured by hand), it counts as succeeded without an
-  `authenticate` call, so clients that never authenticate work too (`implicit=False` turns that off).
+- [`EnvVarMethod`][acpkit_core.auth.EnvVarMethod]: the user sets a key in the agent's
+  environment (in the editor's agent settings, or by hand) and the client calls `authenticate`.
+  The method succeeds when its variables are set (and the optional `check` accepts them). When they
+  are already set as the agent starts, it counts as succeeded without an `authenticate` call, so
+  clients that never authenticate work too (`implicit=False` turns that off). ACP 1.21 has no
+  method type for environment variables (an early draft's `env_var` was dropped), so it is
+  advertised as an `agent` method whose `_meta["acpkit.envVars"]` lists the variables (`name`,
+  `label`, `secret`, `optional`) and the `link` where to get them: `acpkit chat` reads it to say
+  what to set.
 - [`AgentMethod`][acpkit_core.auth.AgentMethod] (ACP's default type, `agent`): the agent logs in
   by itself (a browser sign-in, a key file, a key passed in `_meta`); its `login` function runs on
   `authenticate`.
+- [`TerminalMethod`][acpkit_core.auth.TerminalMethod] (`type: "terminal"`, ACP 1.21): the editor
+  starts the agent's own program again in a terminal, with `ACPKIT_TERMINAL_LOGIN=<method id>` in
+  its environment; that process runs the method's `login` there (asking for a key, a browser
+  sign-in, ...) instead of serving ACP, and exits 0 on success. The editor then reconnects; the
+  method's `check` tells whether the login is in effect. Offered only to clients that advertised
+  `clientCapabilities.auth.terminal`, and never passed to `authenticate`.
+
+`logout` (advertised as `agentCapabilities.auth.logout`) ends the connection's authenticated
+state: session requests answer -32000 again, a method already satisfied (variables set, a login
+on disk) no longer counts on this connection until `authenticate` succeeds or the client
+reconnects, and the optional `Authentication.logout` function runs (to forget stored credentials).
 
 A `check` or `login` refuses by raising [`AuthRequiredError`][acpkit_core.errors.AuthRequiredError]
 with the reason the user should read. State is per connection:
@@ -38,16 +53,20 @@ authenticated the connection itself (a bearer token on a remote connection) call
 
 from __future__ import annotations
 
+import inspect
 import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
-from acp.schema import AuthEnvVar, AuthMethodAgent, EnvVarAuthMethod
+from acp.schema import AuthEnvVar, AuthMethodAgent, TerminalAuthMethod
 
 from .errors import AuthRequiredError, UserError
 
 __all__ = [
+    "ENV_VARS_META_KEY",
+    "TERMINAL_LOGIN_ENV",
     "AgentMethod",
     "AuthMethod",
     "AuthRequest",
@@ -56,11 +75,19 @@ __all__ = [
     "ConnectionAuth",
     "EnvVar",
     "EnvVarMethod",
+    "TerminalMethod",
     "WireAuthMethod",
+    "terminal_login",
 ]
 
-WireAuthMethod: TypeAlias = EnvVarAuthMethod | AuthMethodAgent
+WireAuthMethod: TypeAlias = AuthMethodAgent | TerminalAuthMethod
 """An entry of `authMethods` on the wire."""
+
+ENV_VARS_META_KEY: Final = "acpkit.envVars"
+"""`_meta` key of an env-var method's entry in `authMethods`: `{"vars": [...], "link": ...}`."""
+
+TERMINAL_LOGIN_ENV: Final = "ACPKIT_TERMINAL_LOGIN"
+"""Set (to the method id) in the environment of the process a client starts for a terminal login."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,7 +161,29 @@ class AgentMethod:
     """One line shown to the user."""
 
 
-AuthMethod: TypeAlias = EnvVarMethod | AgentMethod
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TerminalMethod:
+    """The user logs in in a terminal: the client runs the agent's program for `login`, then reconnects."""
+
+    id: str
+    """Method id (the terminal process finds its method by it)."""
+    name: str
+    """Name shown to the user."""
+    login: AuthFunction
+    """Runs in the terminal process: asks the user (`input()`, `getpass`), stores what the agent
+    needs (a key file, a token), returns on success or raises `AuthRequiredError` with the reason."""
+    check: AuthFunction
+    """Runs on the ACP connection before the first session request: returns when the login is in
+    effect (the key file exists), raises `AuthRequiredError` otherwise."""
+    description: str | None = None
+    """One line shown to the user."""
+    args: Sequence[str] = ()
+    """Extra arguments the client appends to the agent's command line for the login."""
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Extra environment for the login process (`ACPKIT_TERMINAL_LOGIN` is always added)."""
+
+
+AuthMethod: TypeAlias = EnvVarMethod | AgentMethod | TerminalMethod
 """An authentication method the agent offers."""
 
 
@@ -148,6 +197,8 @@ class Authentication:
     """No `session/*` request is served before a method succeeds (`False`: advertised, optional)."""
     environ: Mapping[str, str] | None = None
     """Where env-var methods read their variables; `None`: the process environment, read at each try."""
+    logout: AuthFunction | None = None
+    """Runs on `logout` (for example to delete a stored token); `None`: logout only ends the connection's state."""
 
     def __post_init__(self) -> None:
         ids = [m.id for m in self.methods]
@@ -162,22 +213,40 @@ class Authentication:
                     raise UserError(f"EnvVarMethod {method.id!r}: name at least one environment variable")
         object.__setattr__(self, "methods", tuple(self.methods))
 
-    def wire_methods(self) -> list[WireAuthMethod]:
-        """`authMethods` of the `initialize` answer."""
+    def wire_methods(self, *, terminal: bool = False) -> list[WireAuthMethod]:
+        """`authMethods` of the `initialize` answer; `terminal` methods only when the client can run them."""
         out: list[WireAuthMethod] = []
         for method in self.methods:
+            if isinstance(method, TerminalMethod):
+                if terminal:
+                    out.append(
+                        TerminalAuthMethod(
+                            type="terminal",
+                            id=method.id,
+                            name=method.name,
+                            description=method.description,
+                            args=list(method.args) or None,
+                            env={**method.env, TERMINAL_LOGIN_ENV: method.id},
+                        )
+                    )
+                continue
             if isinstance(method, EnvVarMethod):
+                needed = " and ".join(v.name for v in method.env_vars if not v.optional)
+                variables = [
+                    AuthEnvVar(name=v.name, label=v.label, secret=v.secret, optional=v.optional).model_dump(
+                        mode="json", exclude_none=True
+                    )
+                    for v in method.env_vars
+                ]
+                details: dict[str, Any] = {"vars": variables}
+                if method.link:
+                    details["link"] = method.link
                 out.append(
-                    EnvVarAuthMethod(
-                        type="env_var",
+                    AuthMethodAgent(
                         id=method.id,
                         name=method.name,
-                        description=method.description,
-                        link=method.link,
-                        vars=[
-                            AuthEnvVar(name=v.name, label=v.label, secret=v.secret, optional=v.optional)
-                            for v in method.env_vars
-                        ],
+                        description=method.description or (f"Set {needed} where the agent runs" if needed else None),
+                        field_meta={ENV_VARS_META_KEY: details},
                     )
                 )
             else:
@@ -190,6 +259,8 @@ def _describe(method: AuthMethod) -> str:
         needed = " and ".join(v.name for v in method.env_vars if not v.optional) or "its variables"
         where = f"; get one at {method.link}" if method.link else ""
         return f"{method.id!r} ({method.name}: set {needed}{where})"
+    if isinstance(method, TerminalMethod):
+        return f"{method.id!r} ({method.name}: log in from a terminal, then reconnect)"
     return f"{method.id!r} ({method.name})"
 
 
@@ -209,6 +280,10 @@ class ConnectionAuth:
         """The method that succeeded on this connection, if any."""
         self.client: str | None = None
         """The client's name (set by `initialize`), passed to `check` and `login`."""
+        self.terminal = False
+        """The client can run terminal methods (`clientCapabilities.auth.terminal`, set by `initialize`)."""
+        self.logged_out = False
+        """`logout` ended the state: methods satisfied by themselves no longer count on this connection."""
         self._refusals: dict[str, str] = {}
 
     @property
@@ -218,7 +293,7 @@ class ConnectionAuth:
 
     def wire_methods(self) -> list[WireAuthMethod]:
         """`authMethods` for `initialize` (empty without the option)."""
-        return self.config.wire_methods() if self.config is not None else []
+        return self.config.wire_methods(terminal=self.terminal) if self.config is not None else []
 
     def grant(self, method_id: str) -> None:
         """Mark the connection authenticated by other means (a transport's own credentials), naming how."""
@@ -235,14 +310,37 @@ class ConnectionAuth:
         if method is None:
             ids = [m.id for m in self.config.methods]
             raise KeyError(f"unknown authentication method {method_id!r}; the methods are {ids}")
+        if isinstance(method, TerminalMethod):
+            raise KeyError(
+                f"{method_id!r} is a terminal method: it is not passed to `authenticate`; run the agent's "
+                f"program in a terminal with {TERMINAL_LOGIN_ENV}={method_id}, then reconnect"
+            )
         await self._try(method, dict(meta or {}))
         self.method_id = method.id
+        self.logged_out = False
+
+    async def logout(self, meta: Mapping[str, Any] | None = None) -> None:
+        """End this connection's authenticated state, running `Authentication.logout` first."""
+        if self.config is not None and self.config.logout is not None:
+            await self.config.logout(
+                AuthRequest(method_id=self.method_id or "", meta=dict(meta or {}), client=self.client)
+            )
+        self.method_id = None
+        self.logged_out = True
 
     async def require(self, action: str) -> None:
         """Raise `AuthRequiredError` unless the connection may do `action` (a method name such as `session/new`)."""
         if self.authenticated or self.config is None or not self.config.required:
             return
-        for method in self.config.methods:
+        for method in () if self.logged_out else self.config.methods:
+            if isinstance(method, TerminalMethod):
+                try:
+                    await method.check(AuthRequest(method_id=method.id, client=self.client))
+                except AuthRequiredError as exc:
+                    self._refusals[method.id] = str(exc)
+                    continue
+                self.method_id = method.id
+                return
             if isinstance(method, EnvVarMethod) and method.implicit and not self._missing(method):
                 try:
                     await self._try(method, {})
@@ -253,6 +351,8 @@ class ConnectionAuth:
                 return
         options = " or ".join(_describe(m) for m in self.config.methods)
         refused = "".join(f" ({mid} was refused: {why})" for mid, why in self._refusals.items())
+        if self.logged_out:
+            refused += " (logged out on this connection)"
         raise AuthRequiredError(
             f"Authentication required before {action}: authenticate with {options}{refused}",
             methods=self.method_ids(),
@@ -272,7 +372,7 @@ class ConnectionAuth:
         environ = self._environ()
         return [v.name for v in method.env_vars if not v.optional and not environ.get(v.name)]
 
-    async def _try(self, method: AuthMethod, meta: dict[str, Any]) -> None:
+    async def _try(self, method: EnvVarMethod | AgentMethod, meta: dict[str, Any]) -> None:
         if isinstance(method, AgentMethod):
             await method.login(AuthRequest(method_id=method.id, meta=meta, client=self.client))
             self._refusals.pop(method.id, None)
@@ -291,3 +391,41 @@ class ConnectionAuth:
             values = {v.name: environ[v.name] for v in method.env_vars if environ.get(v.name)}
             await method.check(AuthRequest(method_id=method.id, values=values, meta=meta, client=self.client))
         self._refusals.pop(method.id, None)
+
+
+async def terminal_login(auth: Authentication | None, environ: Mapping[str, str] | None = None) -> int | None:
+    """Run the terminal login this process was started for; its exit code, or `None` when it was not.
+
+    A client running a [`TerminalMethod`][acpkit_core.auth.TerminalMethod] starts the agent's
+    program with `ACPKIT_TERMINAL_LOGIN=<method id>`: the server calls this before serving ACP
+    (`serve_stdio`, `acpkit run`) and exits with the code. 0: the login succeeded; 1: it was
+    refused or failed (the reason is printed); 2: no such terminal method.
+    """
+    environ = os.environ if environ is None else environ
+    method_id = environ.get(TERMINAL_LOGIN_ENV)
+    if not method_id:
+        return None
+    methods = auth.methods if auth is not None else ()
+    method = next((m for m in methods if m.id == method_id and isinstance(m, TerminalMethod)), None)
+    if not isinstance(method, TerminalMethod):
+        offered = [m.id for m in methods if isinstance(m, TerminalMethod)]
+        print(
+            f"{TERMINAL_LOGIN_ENV}={method_id}: this agent has no such terminal login (it has {offered})",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        result: object = method.login(AuthRequest(method_id=method.id))
+        if inspect.isawaitable(result):
+            await result
+    except AuthRequiredError as exc:
+        print(f"{method.name}: {exc}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, EOFError):
+        print(f"{method.name}: cancelled", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the developer's login failed: say why, in one line
+        print(f"{method.name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    print(f"{method.name}: done", file=sys.stderr)
+    return 0

@@ -18,6 +18,7 @@ from .runner import CommandHandler
 
 if TYPE_CHECKING:
     from .auth import Authentication
+    from .elicitation import AskFallback
     from .extensions import Extensions
     from .permissions import PermissionPolicy
     from .presentation import ToolPresentation
@@ -251,6 +252,11 @@ class AgentOptions:
     """OpenTelemetry traces and metrics, and one log line per connection and per turn (a
     [`Telemetry`][acpkit_core.telemetry.Telemetry]).
     `None`: none, and no telemetry work at all."""
+    ask_fallback: AskFallback | None = None
+    """How a tool's question ([`Turn.ask`][acpkit_core.runner.Turn.ask]) reaches a client that cannot
+    be asked by elicitation in the needed mode: an async `(question, turn) -> Answer | None`
+    ([`AskFallback`][acpkit_core.elicitation.AskFallback]); `None` from it, or no fallback, asks a
+    permission-style question instead."""
 
 
 class AgentOptionsKwargs(TypedDict, total=False):
@@ -284,6 +290,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     max_turn_requests: int | None
     auth: Authentication | None
     telemetry: Telemetry | None
+    ask_fallback: AskFallback | None
 
 
 def agent_options(

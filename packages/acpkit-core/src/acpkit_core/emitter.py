@@ -15,6 +15,7 @@ from acp.schema import (
     AudioContentBlock,
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
+    Cost,
     CurrentModeUpdate,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
@@ -33,6 +34,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from . import prices
 from .runner import PlanItem, ToolCallContent, TurnUsage
 from .tool_calls import ToolCalls, json_object
 
@@ -102,8 +104,21 @@ class TurnEmitter:
     are built as the SDK's models (validated) and dumped once, for sending and recording alike.
     """
 
-    def __init__(self, send: Sender, *, coalesce_ms: float = 0.0, context_window: int | None = None) -> None:
+    def __init__(
+        self,
+        send: Sender,
+        *,
+        coalesce_ms: float = 0.0,
+        context_window: int | None = None,
+        show_thoughts: bool = True,
+        session_cost: float | None = None,
+    ) -> None:
         self._send = send
+        self._session_cost = session_cost
+        self.turn_cost: float | None = None
+        """The turn's cost in US dollars, added up over the responses whose price is known."""
+        self.show_thoughts = show_thoughts
+        """Send reasoning (`False`: `thought` drops it; the session's `show_thinking` option is off)."""
         self._context_window = context_window
         self._window = coalesce_ms / 1000.0
         self.recorded: list[WireUpdate] = []
@@ -156,7 +171,9 @@ class TurnEmitter:
             await self._buffered("text", delta)
 
     async def thought(self, delta: str) -> None:
-        """Stream a piece of reasoning."""
+        """Stream a piece of reasoning (dropped, neither sent nor recorded, when `show_thoughts` is off)."""
+        if not self.show_thoughts:
+            return
         if delta and self._window <= 0:
             await self._chunk("thought", delta)
         elif delta:
@@ -345,7 +362,9 @@ class TurnEmitter:
     async def usage(self, usage: TurnUsage) -> None:
         """Add one model response's usage to the turn; send `usage_update` when the context size is known.
 
-        The size is the runner's (`TurnUsage.context_size`), else the developer's `context_window`.
+        The size is the runner's (`TurnUsage.context_size`), else the developer's `context_window`,
+        else the model's as [`acpkit_core.prices`][acpkit_core.prices] knows it. The cost, where
+        known (the runner's `TurnUsage.cost`, else the model's prices), is the session's so far.
         """
         await self.flush()
         prev = self.turn_usage
@@ -363,10 +382,31 @@ class TurnEmitter:
             cached_read_tokens=add(prev.cached_read_tokens if prev else None, usage.cached_read_tokens),
             cached_write_tokens=add(prev.cached_write_tokens if prev else None, usage.cached_write_tokens),
         )
+        cost = usage.cost
+        if cost is None and usage.model:
+            cost = prices.response_cost(
+                usage.model,
+                usage.provider,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cached_read_tokens,
+                cache_write_tokens=usage.cached_write_tokens,
+            )
+        if cost is not None:
+            self.turn_cost = (self.turn_cost or 0.0) + cost
         size = usage.context_size if usage.context_size is not None else self._context_window
+        if size is None:
+            size = prices.context_window(usage.model, usage.provider)
         if size is not None:
             used = usage.input_tokens + usage.output_tokens
-            await self._emit(UsageUpdate(session_update="usage_update", used=used, size=size), record=False)
+            total = None if self.turn_cost is None else (self._session_cost or 0.0) + self.turn_cost
+            meter = UsageUpdate(
+                session_update="usage_update",
+                used=used,
+                size=size,
+                cost=Cost(amount=round(total, 6), currency="USD") if total is not None else None,
+            )
+            await self._emit(meter, record=False)
 
     async def send_unrecorded(self, update: SessionUpdate) -> None:
         """Send an update that is not part of the transcript (session info, mode changes)."""

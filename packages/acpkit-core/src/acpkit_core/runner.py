@@ -290,6 +290,16 @@ class ClientInfo:
     """The client can show boolean config options."""
     elicitation_form: bool = False
     """The client serves `elicitation/create` in form mode (`clientCapabilities.elicitation.form`)."""
+    elicitation_url: bool = False
+    """The client serves `elicitation/create` in URL mode (`clientCapabilities.elicitation.url`)."""
+    auth_terminal: bool = False
+    """The client can run `terminal` authentication methods (`clientCapabilities.auth.terminal`)."""
+    unstable: frozenset[str] = frozenset()
+    """The unstable surfaces the client opted into ([`acpkit_core.unstable`][acpkit_core.unstable])."""
+
+    def uses(self, surface: str) -> bool:
+        """True when the client opted into the unstable `surface` (a name in `UNSTABLE_SURFACES`)."""
+        return surface in self.unstable
 
 
 # --- Values the runner hands the emitter ---------------------------------------------------------
@@ -322,7 +332,15 @@ class TurnUsage:
     cached_write_tokens: int | None = None
     """Cache write tokens, when reported."""
     context_size: int | None = None
-    """The model's context window in tokens, when known (sent as `size` of `usage_update`)."""
+    """The model's context window in tokens, when the framework knows it (sent as `size` of
+    `usage_update`; else the developer's `context_window`, else [`acpkit_core.prices`][acpkit_core.prices])."""
+    cost: float | None = None
+    """The price of this response in US dollars, when the framework knows it (else looked up in
+    [`acpkit_core.prices`][acpkit_core.prices] by `model`); summed per session into `usage_update.cost`."""
+    model: str | None = None
+    """The model that answered, as the framework names it (`gpt-4o`), to look up its window and prices."""
+    provider: str | None = None
+    """Its provider (`openai`), when known: it disambiguates the lookup."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -565,12 +583,26 @@ class Turn(Protocol):
         choices: Sequence[str | Choice] | None = None,
         default: str | None = None,
         tool_call_id: str | None = None,
+        url: str | None = None,
+        elicitation_id: str | None = None,
     ) -> Answer:
-        """Ask the user a question: pick one of `choices`, or type a line of text when `choices` is `None`.
+        """Ask the user a question: pick one of `choices`, type a line of text when `choices` is
+        `None`, or (with `url`) agree to open a link for something that must not pass through the
+        editor, such as a sign-in.
 
-        Through `elicitation/create` when the client supports it, else as a permission-style question
-        (see [`acpkit_core.elicitation`][acpkit_core.elicitation]). A `session/cancel` while it is open
+        Through `elicitation/create` (form or URL mode) when the client supports the mode, else
+        through `AgentOptions.ask_fallback` or a permission-style question (see
+        [`acpkit_core.elicitation`][acpkit_core.elicitation]). A `session/cancel` while it is open
         answers `cancelled` at once. `tool_call_id` ties the question to the tool call asking it.
+        An accepted link's `Answer.elicitation_id` goes to `complete_url` once the interaction is over.
+        """
+        ...
+
+    async def complete_url(self, elicitation_id: str) -> bool:
+        """Tell the client an accepted link's out-of-band interaction is over (`elicitation/complete`).
+
+        `False`, and nothing sent, when the id is not an accepted link still open on this connection.
+        Works after the turn too, while the connection lasts.
         """
         ...
 

@@ -5,6 +5,11 @@ keeps the value per session (persisted with the session's config values) and sho
 client's option list (category `thought_level`). The adapters hand the level to the model call:
 pydantic-acp as pydantic-ai's `thinking` model setting, langchain-acp through
 `AcpThinkingMiddleware` (a model setting such as `reasoning_effort`).
+
+`show_thinking_option()` is an on/off switch (a boolean config option, ACP 1.18): off, the
+session's reasoning is not sent to the editor (nor kept in its transcript); the model still
+thinks. Boolean options reach only clients that advertised them; for the others it stays at its
+default.
 """
 
 from __future__ import annotations
@@ -12,10 +17,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-from .config import SelectOption, SelectValue
+from .config import BooleanOption, SelectOption, SelectValue
 from .errors import UserError
 
-__all__ = ["THINKING_LEVELS", "THINKING_OPTION", "ThinkingLevel", "thinking_level", "thinking_option"]
+__all__ = [
+    "SHOW_THINKING_OPTION",
+    "THINKING_LEVELS",
+    "THINKING_OPTION",
+    "ThinkingLevel",
+    "show_thinking",
+    "show_thinking_option",
+    "thinking_level",
+    "thinking_option",
+]
+
+SHOW_THINKING_OPTION = "show_thinking"
+"""Id of the boolean config option that shows or hides the model's reasoning."""
 
 THINKING_OPTION = "thinking"
 """Id of the thinking config option (and name of its `/thinking` command)."""
@@ -56,6 +73,21 @@ def thinking_option(
         default=default or _DEFAULT,
         category="thought_level",
     )
+
+
+def show_thinking_option(*, default: bool = True) -> BooleanOption:
+    """The `show_thinking` boolean option: the editor shows the model's reasoning while it is on."""
+    return BooleanOption(
+        id=SHOW_THINKING_OPTION,
+        name="Show thinking",
+        description="Stream the model's reasoning into the conversation",
+        default=default,
+    )
+
+
+def show_thinking(config: Mapping[str, Any]) -> bool:
+    """False when the session's `show_thinking` option is off (True when it is on or not offered)."""
+    return config.get(SHOW_THINKING_OPTION) is not False
 
 
 def thinking_level(config: Mapping[str, Any]) -> ThinkingLevel | None:

@@ -19,13 +19,18 @@ async def ask_user(
     choices: Sequence[str | Choice] | None = None,
     default: str | None = None,
     tool_call_id: str | None = None,
+    url: str | None = None,
+    elicitation_id: str | None = None,
 ) -> Answer:
-    """Ask the user `question` from inside a tool: pick one of `choices`, or type text when `choices` is `None`.
+    """Ask the user `question` from inside a tool: pick one of `choices`, type text when `choices` is
+    `None`, or (with `url`) agree to open a link, for a sign-in that must not pass through the editor.
 
     Pass the tool call's id (an `InjectedToolCallId` argument, or `runtime.tool_call_id`) so the
     question is tied to the call the editor shows. The question goes through `elicitation/create`
-    when the client supports it, else as a permission-style question
-    ([`Turn.ask`][acpkit_core.runner.Turn.ask]); a `session/cancel` answers it `cancelled` at once.
+    (form or URL mode) when the client supports the mode, else through `ask_fallback` or a
+    permission-style question ([`Turn.ask`][acpkit_core.runner.Turn.ask]); a `session/cancel`
+    answers it `cancelled` at once. An accepted link's `Answer.elicitation_id` goes to
+    `current_turn().complete_url(...)` when the sign-in is over.
     Call it from an `async` tool of a graph served by langchain-acp (`create_acp_agent` / `run_acp`).
 
     Raises:
@@ -38,4 +43,6 @@ async def ask_user(
             "ask_user: no ACP turn is running here; call it from a tool of a graph served by langchain-acp's "
             "create_acp_agent or run_acp"
         )
-    return await turn.ask(question, choices=choices, default=default, tool_call_id=tool_call_id)
+    return await turn.ask(
+        question, choices=choices, default=default, tool_call_id=tool_call_id, url=url, elicitation_id=elicitation_id
+    )

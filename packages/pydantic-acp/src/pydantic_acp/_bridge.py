@@ -11,7 +11,8 @@ events reach the [`EventProjector`][pydantic_acp.EventProjector] through a run-l
   gets a diff of its file (read before, and from disk after, the tool ran);
 - `on_tool_execute_error`: an unexpected exception becomes a failed tool result the model can read;
 - `handle_deferred_tool_calls`: approvals through `session/request_permission`;
-- `after_model_request`: `usage_update` after each model response.
+- `after_model_request`: `usage_update` after each model response (context used and size, and the
+  session's cost where pydantic-ai knows the model's prices).
 """
 
 from __future__ import annotations
@@ -134,6 +135,9 @@ class AcpBridge(AbstractCapability[Any]):
                 cached_read_tokens=usage.cache_read_tokens or None,
                 cached_write_tokens=usage.cache_write_tokens or None,
                 context_size=_context_window(ctx),
+                cost=_cost(response),
+                model=response.model_name,
+                provider=response.provider_name,
             )
         )
         return response
@@ -176,6 +180,16 @@ def _text_on_disk(path: str) -> str | None:
         with open(path, encoding="utf-8") as file:
             return file.read()
     except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _cost(response: ModelResponse) -> float | None:
+    """The response's price in US dollars from pydantic-ai's price data, when the model's prices are known."""
+    if not response.model_name:
+        return None
+    try:
+        return float(response.cost().total_price)
+    except Exception:  # unknown model, usage not measured, or no price for it: no cost on the meter
         return None
 
 

@@ -29,6 +29,7 @@ from acp.schema import (
     PermissionOption,
     PromptResponse,
     RequestPermissionResponse,
+    TerminalAuthMethod,
     ToolCallUpdate,
 )
 from rich.console import Console
@@ -36,7 +37,7 @@ from rich.console import Console
 from . import ask
 from .agent_streams import AgentLog
 from .attach import ContentBlock, build_prompt
-from .authenticate import with_authentication
+from .authenticate import TerminalLoginNeeded, run_terminal_login, with_authentication
 from .local import LocalClient
 from .sanitize import printable
 from .spawn import AgentExited, agent_command, agent_env, connect, initialize, json_observer
@@ -256,19 +257,56 @@ class Chat:
             )
 
     async def main(self) -> int:
-        """Start the agent, open the session, run one prompt or the interactive loop."""
+        """Start the agent, open the session, run one prompt or the interactive loop.
+
+        An agent that can only be authenticated by a terminal login is stopped, its login runs in
+        this terminal, and the chat connects again (once).
+        """
+        try:
+            for attempt in (1, 2):
+                outcome = await self._connect_and_chat(login_allowed=attempt == 1)
+                if not isinstance(outcome, TerminalAuthMethod):
+                    return outcome
+                code = await self._terminal_login(outcome)
+                if code != 0:
+                    print(
+                        f"acpkit chat: the login {outcome.name!r} did not succeed (exit code {code})", file=sys.stderr
+                    )
+                    return EXIT_USAGE
+            return EXIT_USAGE  # pragma: no cover - the second attempt never asks for a login
+        finally:
+            self.view.idle()
+            self.log.close()
+
+    async def _terminal_login(self, method: TerminalAuthMethod) -> int:
+        """Run a terminal login with the agent's own command, in this terminal."""
+        self.view.idle()
+        print(f"acpkit chat: the agent needs a login: {method.name} (in this terminal)", file=sys.stderr)
+        code = await run_terminal_login(agent_command(self.args), method, cwd=self.cwd, env=agent_env(self.args))
+        if code == 0:
+            print("acpkit chat: logged in; connecting again", file=sys.stderr)
+        return code
+
+    async def _connect_and_chat(self, *, login_allowed: bool) -> int | TerminalAuthMethod:
+        """One connection: the exit code, or the terminal method to run before connecting again."""
         observers = [json_observer(sys.stdout)] if self.args.json else None
         try:
             connection = _connection(self.args, self.client, cwd=self.cwd, log=self.log, observers=observers)
         except ValueError as exc:
             print(f"acpkit chat: cannot read --agent: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        # A terminal login needs a terminal to talk to the user in, and the agent's own program.
+        terminal = login_allowed and not self.args.url and sys.stdin.isatty()
         try:
             async with connection as (conn, agent):
                 self.conn = conn
                 init = await self._start(conn, agent)
                 try:
-                    session_id = await with_authentication(conn, init, lambda: self.open_session(init))
+                    session_id = await with_authentication(
+                        conn, init, lambda: self.open_session(init), terminal=terminal
+                    )
+                except TerminalLoginNeeded as needed:
+                    return needed.method
                 except RequestError as exc:
                     self.view.idle()
                     print(f"acpkit chat: cannot open the session: {printable(str(exc))}", file=sys.stderr)
@@ -287,7 +325,6 @@ class Chat:
             return EXIT_USAGE
         finally:
             self.view.idle()
-            self.log.close()
 
     async def _start(self, conn: ClientSideConnection, agent: Any) -> InitializeResponse:
         """`initialize`, with a status line while the agent starts."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from acp.schema import (
+    AuthCapabilities,
     ClientCapabilities,
     CreateTerminalResponse,
     EnvVariable,
@@ -29,13 +30,17 @@ from acp.schema import (
 
 from ..local_host import LocalClientHost
 
-__all__ = ["CAPABILITIES", "LocalClient", "PermissionHandler", "UpdateHandler"]
+__all__ = ["CAPABILITIES", "SPAWNED_CAPABILITIES", "LocalClient", "PermissionHandler", "UpdateHandler"]
 
 CAPABILITIES = ClientCapabilities(
     fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
     terminal=True,
 )
 """What `acpkit chat` advertises: it really serves file reads, writes and terminals."""
+
+SPAWNED_CAPABILITIES = CAPABILITIES.model_copy(update={"auth": AuthCapabilities(terminal=True)})
+"""What `acpkit chat` advertises to an agent it started: also terminal logins (it can run the
+agent's own command again, in its terminal)."""
 
 UpdateHandler = Callable[[str, Any], None]
 """Called with (session id, update model) for each `session/update`."""

@@ -18,8 +18,9 @@ from acp.client.connection import ClientSideConnection
 from acp.connection import StreamEvent
 from acp.schema import InitializeResponse
 
+from ..server._sdk import tracked
 from .local import CAPABILITIES, LocalClient
-from .spawn import AgentExited, client_info
+from .spawn import AgentExited, chat_cancel, client_info
 
 __all__ = ["RemoteAgent", "connect_url", "initialize_remote"]
 
@@ -53,6 +54,7 @@ async def connect_url(
         raise AgentExited(str(exc), 2) from None
     kwargs: dict[str, Any] = {"observers": list(observers)} if observers else {}
     conn = ClientSideConnection(cast(Client, client), transport, use_unstable_protocol=True, **kwargs)
+    tracked(conn, chat_cancel)
     try:
         yield conn, RemoteAgent(url)
     finally:

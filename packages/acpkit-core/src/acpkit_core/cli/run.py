@@ -237,7 +237,7 @@ def run_main(args: argparse.Namespace) -> int:
     unused = telemetry_note(agent, telemetry)
     if unused:
         print(f"acpkit run: {unused}", file=sys.stderr)
-    if _stdin_is_terminal():
+    if _stdin_is_terminal() and not os.environ.get("ACPKIT_TERMINAL_LOGIN"):  # a terminal login runs below
         print(f"acpkit run: {_terminal_notice(resolved.name, args.target)}", file=sys.stderr)
         return 0
     try:

@@ -19,15 +19,17 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, Literal, TextIO, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamEvent
 from acp.schema import Implementation, InitializeResponse
 
+from ..server._sdk import tracked
+from ..server.requests import Incoming
 from .agent_streams import AgentLog, protocol_reader
-from .local import CAPABILITIES, LocalClient
+from .local import SPAWNED_CAPABILITIES, LocalClient
 from .sanitize import printable
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "AgentProcess",
     "agent_command",
     "agent_env",
+    "chat_cancel",
     "client_info",
     "connect",
     "initialize",
@@ -78,6 +81,12 @@ class AgentProcess:
         if len(self.stray) < _STRAY_KEPT:
             self.stray.append(line)
         self.log.write(line, source="agent stdout")
+
+
+def chat_cancel(request: Incoming) -> Literal["cancel", "ignore"]:
+    """The agent's `$/cancel_request` in the chat: a file or terminal request stops (-32800); a
+    question on screen stays until answered (the chat resolves it when the turn ends)."""
+    return "ignore" if request.method in {"session/request_permission", "elicitation/create"} else "cancel"
 
 
 def agent_command(args: argparse.Namespace) -> list[str]:
@@ -171,6 +180,7 @@ async def connect(
     tasks = [start_pump(), asyncio.ensure_future(log.drain(process.stderr))]
     kwargs: dict[str, Any] = {"observers": list(observers)} if observers else {}
     conn = ClientSideConnection(cast(Client, client), process.stdin, stdout, use_unstable_protocol=True, **kwargs)
+    tracked(conn, chat_cancel)
     try:
         yield conn, agent
     finally:
@@ -202,7 +212,7 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
 
 
 async def initialize(conn: ClientSideConnection, agent: AgentProcess, *, timeout: float) -> InitializeResponse:
-    """Send `initialize` advertising fs and terminal.
+    """Send `initialize` advertising fs, terminal and terminal logins.
 
     Raises `AgentExited`, with what went wrong in words, when the agent exits first, does not answer
     within `timeout` seconds, or answers with an error: the usual signs of a program that is not an
@@ -211,7 +221,9 @@ async def initialize(conn: ClientSideConnection, agent: AgentProcess, *, timeout
     try:
         return await asyncio.wait_for(
             conn.initialize(
-                protocol_version=PROTOCOL_VERSION, client_capabilities=CAPABILITIES, client_info=client_info()
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=SPAWNED_CAPABILITIES,
+                client_info=client_info(),
             ),
             timeout,
         )

@@ -44,6 +44,7 @@ from acp.schema import (
 
 from ..errors import AcpKitError, UserError
 from ..runner import PermissionDecision
+from ..server._sdk import tracked
 from ._updates import ToolCallTracker, turn_end
 from .events import RemoteEvent, RemoteToolCall
 
@@ -210,6 +211,7 @@ class RemoteAgent:
                 use_unstable_protocol=True,
                 **kwargs,
             )
+            tracked(self._conn)  # `$/cancel_request` both ways with the remote agent
             try:
                 self.info = await self._conn.initialize(
                     protocol_version=PROTOCOL_VERSION,

@@ -13,6 +13,15 @@ The server leans on three things the `agent-client-protocol` SDK does not export
   JSON-RPC, the message size limit, each message written at once). Without it: the SDK's own
   reader and sender.
 
+- that connection's `send_request` and `_execute_request`, wrapped per connection
+  ([`track_requests`][acpkit_core.server._sdk.track_requests]): they see each request's JSON-RPC
+  id, which `$/cancel_request` names (the SDK has no cancellation). Without them: no
+  `$/cancel_request` either way (it is optional in ACP), everything else works.
+- the router again for `logout` and `$/cancel_request`, which the SDK does not route. Without it:
+  `logout` answers -32601 and `agentCapabilities.auth.logout` is not advertised.
+- `Connection.add_observer`, to record every raw message of the test client
+  ([`observe_wire`][acpkit_core.server._sdk.observe_wire]).
+
 The SDK is pinned to a minor range; `tests/core/test_sdk_seams.py` proves each seam is taken on
 the pinned version and that the server still serves everything it advertises without them.
 """
@@ -24,16 +33,28 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from acp.connection import Connection
+from acp.connection import Connection, StreamEvent
 from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter
-from acp.schema import DeleteSessionRequest
+from acp.schema import CancelRequestNotification, DeleteSessionRequest, LogoutRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field
 
+from .requests import CANCEL_REQUEST, PeerCancel, RequestTracker, cancelled_response
 from .transport import DirectSender, WireTransport
 
-__all__ = ["Notify", "WirePromptRequest", "raw_notifier", "route_session_delete", "route_wire_prompt", "wire_transport"]
+__all__ = [
+    "Notify",
+    "WirePromptRequest",
+    "observe_wire",
+    "raw_notifier",
+    "route_logout",
+    "route_session_delete",
+    "route_wire_prompt",
+    "track_requests",
+    "tracked",
+    "wire_transport",
+]
 
 Notify = Callable[[str, Any], Awaitable[None]]
 """Sends one JSON-RPC notification: the method and its params, already in wire form."""
@@ -62,6 +83,82 @@ def route_session_delete(conn: object, handler: object) -> bool:
         return False
     method = AGENT_METHODS["session_delete"]
     router.route_request(method, DeleteSessionRequest, handler, "delete_session", adapt_result=normalize_result)
+    return True
+
+
+def route_logout(conn: object, handler: object) -> bool:
+    """Route `logout` to `handler.logout`; `False` when the router cannot be reached."""
+    router = _router(conn)
+    if router is None:
+        return False
+    router.route_request(AGENT_METHODS["logout"], LogoutRequest, handler, "logout", adapt_result=normalize_result)
+    return True
+
+
+def track_requests(conn: object, tracker: RequestTracker) -> bool:
+    """Let `tracker` see every request on `conn`, both ways, and serve `$/cancel_request` with it.
+
+    `conn` is an SDK connection of either side (`AgentSideConnection`, `ClientSideConnection`).
+    Our outgoing requests are noted with their ids; when the code awaiting one is cancelled, the
+    peer is sent `$/cancel_request`. The peer's requests are noted with the task answering them;
+    the peer's `$/cancel_request` cancels that task, and the request answers -32800. `False` (and
+    nothing changed) when the SDK's connection cannot be reached.
+    """
+    raw = _connection(conn)
+    router = _router(conn)
+    if raw is None or router is None:
+        return False
+    send_request = raw.send_request
+    execute_request: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] = raw._execute_request  # pyright: ignore[reportPrivateUsage]
+
+    async def tracked_send(method: str, params: Any = None) -> Any:
+        # `send_request` takes this id before its first await, so nothing can take it in between.
+        entry = tracker.sent(raw._next_request_id, method, params)  # pyright: ignore[reportPrivateUsage]
+        try:
+            return await send_request(method, params)
+        except asyncio.CancelledError:
+            tracker.abandoned(entry)
+            raise
+        finally:
+            tracker.answered(entry.id)
+
+    async def tracked_execute(message: dict[str, Any]) -> dict[str, Any]:
+        task = asyncio.current_task()
+        entry = tracker.received(message, task)
+        try:
+            return await execute_request(message)
+        except asyncio.CancelledError:
+            if entry is None or not entry.cancelled_by_peer:
+                raise
+            if task is not None:
+                task.uncancel()
+            return cancelled_response(entry.id)
+        finally:
+            if entry is not None:
+                tracker.finished(entry.id)
+
+    raw.send_request = tracked_send  # type: ignore[method-assign]
+    raw._execute_request = tracked_execute  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
+    router.route_notification(CANCEL_REQUEST, CancelRequestNotification, tracker, "on_cancel_request")
+    return True
+
+
+def tracked(conn: object, decide: PeerCancel | None = None) -> RequestTracker | None:
+    """A [`RequestTracker`][acpkit_core.server.requests.RequestTracker] installed on `conn` (see
+    `track_requests`), `None` when the SDK's connection cannot be reached."""
+    notify = raw_notifier(conn)
+    if notify is None:
+        return None
+    tracker = RequestTracker(notify) if decide is None else RequestTracker(notify, decide=decide)
+    return tracker if track_requests(conn, tracker) else None
+
+
+def observe_wire(conn: object, observer: Callable[[StreamEvent], None]) -> bool:
+    """Call `observer` with every raw JSON-RPC message `conn` sends or receives; `False` if unreachable."""
+    raw = _connection(conn)
+    if raw is None:
+        return False
+    raw.add_observer(observer)
     return True
 
 

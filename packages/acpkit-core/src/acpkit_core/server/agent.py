@@ -8,10 +8,11 @@ internals is in `server/_sdk.py`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.schema import (
+    AgentAuthCapabilities,
     AgentCapabilities,
     AuthenticateResponse,
     AvailableCommandsUpdate,
@@ -23,6 +24,8 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    LogoutCapabilities,
+    LogoutResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
@@ -44,13 +47,15 @@ from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
+from ..unstable import negotiate_unstable, unstable_answer
 from ._boundary import boundary
-from ._sdk import route_session_delete, route_wire_prompt
+from ._sdk import route_logout, route_session_delete, route_wire_prompt, tracked
 from .builtins import BuiltinCommands
 from .commands import available_commands, collect_commands
 from .memory import limit_retained_memory
 from .options import SessionOptions
 from .outbox import Outbox
+from .requests import Incoming
 from .session_manager import SessionManager
 from .sessions import WireMcpServer
 from .turn_runner import PromptBlock, TurnRunner
@@ -58,6 +63,9 @@ from .turn_runner import PromptBlock, TurnRunner
 __all__ = ["AcpAgent"]
 
 SUPPORTED_PROTOCOL_VERSIONS = frozenset({PROTOCOL_VERSION})
+
+_FINISHED_WHEN_CANCELLED = frozenset({"session/delete", "session/close"})
+"""Requests a `$/cancel_request` does not interrupt: stopping them half-way would leave half a change."""
 
 
 class AcpAgent:
@@ -85,6 +93,7 @@ class AcpAgent:
         )
         """Runs prompt turns."""
         self._serves_delete = False
+        self._serves_logout = False
         self.auth = ConnectionAuth(self.options.auth)
         """This connection's authentication state (`AgentOptions.auth`); a transport that authenticated
         the connection itself calls `auth.grant(...)`."""
@@ -95,8 +104,20 @@ class AcpAgent:
         self.outbox.connect(conn)
         # The SDK does not route `session/delete`: advertise it only when the route could be added.
         self._serves_delete = route_session_delete(conn, self)
+        # Nor `logout`: served (and advertised) where the agent has authentication to end.
+        self._serves_logout = self.options.auth is not None and route_logout(conn, self)
         # Prompt blocks reach our own parser as sent, for its precise errors (see `route_wire_prompt`).
         route_wire_prompt(conn, self)
+        # `$/cancel_request` both ways (the SDK has no request cancellation).
+        self.outbox.requests = tracked(conn, self._peer_cancel)
+
+    def _peer_cancel(self, request: Incoming) -> Literal["handled", "cancel", "ignore"]:
+        """The client's `$/cancel_request`: a prompt ends its turn `cancelled`; a delete or close finishes."""
+        if request.method == "session/prompt":
+            return "handled" if self.turns.cancel_request(request.task) else "cancel"
+        if request.method in _FINISHED_WHEN_CANCELLED:
+            return "ignore"
+        return "cancel"
 
     @property
     def conn(self) -> Client | None:
@@ -140,6 +161,7 @@ class AcpAgent:
         fs = caps.fs
         boolean = caps.session is not None and caps.session.config_options is not None
         boolean = boolean and caps.session.config_options.boolean is not None  # pyright: ignore[reportOptionalMemberAccess]
+        unstable = negotiate_unstable(caps)
         self.sessions.client = ClientInfo(
             name=client_info.name if client_info else None,
             read_text_file=bool(fs and fs.read_text_file),
@@ -147,9 +169,15 @@ class AcpAgent:
             terminal=bool(caps.terminal),
             boolean_config_options=boolean,
             elicitation_form=bool(caps.elicitation and caps.elicitation.form is not None),
+            elicitation_url=bool(caps.elicitation and caps.elicitation.url is not None),
+            auth_terminal=bool(caps.auth and caps.auth.terminal),
+            unstable=unstable,
         )
         self.auth.client = client_info.name if client_info else None
+        self.auth.terminal = self.client.auth_terminal
         rc = self.capabilities
+        meta = {**(self.options.extensions.capabilities() if self.options.extensions else {})}
+        meta.update(unstable_answer(unstable) or {})
         version = protocol_version if protocol_version in SUPPORTED_PROTOCOL_VERSIONS else PROTOCOL_VERSION
         return InitializeResponse(
             protocol_version=version,
@@ -165,10 +193,12 @@ class AcpAgent:
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
                     delete=SessionDeleteCapabilities() if self._serves_delete else None,
-                    fork=SessionForkCapabilities(),
+                    # `fork` exists only in the unstable schema: advertised to clients that opted in.
+                    fork=SessionForkCapabilities() if self.client.uses("sessionFork") else None,
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
-                field_meta=self.options.extensions.capabilities() if self.options.extensions else None,
+                auth=AgentAuthCapabilities(logout=LogoutCapabilities()) if self._serves_logout else None,
+                field_meta=meta or None,
             ),
             auth_methods=self.auth.wire_methods(),  # pyright: ignore[reportArgumentType]
         )
@@ -185,6 +215,15 @@ class AcpAgent:
         except KeyError as exc:
             raise RequestError.invalid_params({"methodId": method_id, "reason": exc.args[0]}) from None
         return AuthenticateResponse()
+
+    @boundary
+    async def logout(self, **kwargs: Any) -> LogoutResponse:
+        """End this connection's authenticated state (`Authentication.logout` runs first).
+
+        Session requests then answer -32000 until a method succeeds again; open sessions stay open.
+        """
+        await self.auth.logout(kwargs)
+        return LogoutResponse()
 
     # --- sessions ----------------------------------------------------------------------------------
 
@@ -282,8 +321,8 @@ class AcpAgent:
         """Cancel the running turn, close the session, and delete everything kept about it.
 
         The runner forgets its own data first ([`SessionDeleter`][acpkit_core.runner.SessionDeleter]:
-        checkpoints), then the store drops the session, its state and its transcript. Unknown ids
-        answer -32002.
+        checkpoints), then the store drops the session, its state and its transcript. An unknown id
+        succeeds with nothing to delete (ACP: SHOULD succeed silently).
         """
         await self.auth.require("session/delete")
         await self.sessions.delete(session_id)

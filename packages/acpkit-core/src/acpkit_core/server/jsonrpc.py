@@ -11,8 +11,8 @@ line for the log. Nothing here raises or prints a traceback, whatever the bytes:
 | valid JSON that is not an object (`42`, `"hi"`, `null`) | -32600, `id: null` |
 | a batch (`[...]`), not supported | an array: -32600 for each request (its id) and malformed member |
 | `{}`, no `method` and no `id`, `jsonrpc` not `"2.0"`, a bad `id` or `params` | -32600 (the id when it is valid) |
-| `session/cancel` with an id | the cancel happens and the answer is `null` |
-| a malformed `session/cancel` notification | dropped, one log line (a notification is never answered) |
+| `session/cancel` or `$/cancel_request` with an id | the cancel happens and the answer is `null` |
+| a malformed `session/cancel` or `$/cancel_request` notification | dropped, one log line (never answered) |
 | a notification the agent does not serve | dropped, one log line |
 
 A line over the message size limit is never parsed:
@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
-from acp.schema import CancelNotification
+from acp.schema import CancelNotification, CancelRequestNotification
 from pydantic import ValidationError
 
 __all__ = [
@@ -48,6 +48,8 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 
 CANCEL: Final = "session/cancel"
+CANCEL_REQUEST: Final = "$/cancel_request"
+_CANCEL_PARAMS: Final = {CANCEL: CancelNotification, CANCEL_REQUEST: CancelRequestNotification}
 _BATCH_NOTE: Final = "batch requests are not supported by this agent: send one JSON-RPC message per line"
 _BATCH_REFUSAL: Final = f"Invalid Request: {_BATCH_NOTE}"
 
@@ -158,8 +160,8 @@ def _message(msg: dict[str, Any]) -> Inbound:
         if has_id:
             return _invalid(reply_id, f"params must be an object or an array, not {_kind(params)}")
         return Inbound(note=f"ignored notification {method!r}: params must be an object, not {_kind(params)}")
-    if method == CANCEL:
-        return _cancel(msg, has_id=has_id, reply_id=reply_id)
+    if method in _CANCEL_PARAMS:
+        return _cancel(method, msg, has_id=has_id, reply_id=reply_id)
     if not has_id and not method.startswith("_"):
         return Inbound(note=f"ignored notification {method!r}: this agent has no such notification")
     return Inbound(message=msg)
@@ -181,19 +183,20 @@ def _response(msg: dict[str, Any], *, has_id: bool, reply_id: JsonId) -> Inbound
     return Inbound(message=msg)
 
 
-def _cancel(msg: dict[str, Any], *, has_id: bool, reply_id: JsonId) -> Inbound:
-    """`session/cancel` is a notification; sent as a request, it still cancels and is answered `null`."""
+def _cancel(method: str, msg: dict[str, Any], *, has_id: bool, reply_id: JsonId) -> Inbound:
+    """`session/cancel` and `$/cancel_request` are notifications; sent as requests, they still cancel
+    and are answered `null`."""
     try:
-        CancelNotification.model_validate(msg.get("params"))
+        _CANCEL_PARAMS[method].model_validate(msg.get("params"))
     except ValidationError as exc:
         reason = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors())
-        text = f"Invalid params for session/cancel: {reason}"
+        text = f"Invalid params for {method}: {reason}"
         if has_id:
             return Inbound(replies=(error_response(reply_id, INVALID_PARAMS, text),), note=f"answered -32602: {text}")
-        return Inbound(note=f"ignored a session/cancel notification: {reason}")
+        return Inbound(note=f"ignored a {method} notification: {reason}")
     if not has_id:
         return Inbound(message=msg)
-    notification = {"jsonrpc": "2.0", "method": CANCEL, "params": msg.get("params")}
+    notification = {"jsonrpc": "2.0", "method": method, "params": msg.get("params")}
     return Inbound(message=notification, replies=({"jsonrpc": "2.0", "id": reply_id, "result": None},))
 
 

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 from acp import Client
 
+from ..elicitation import UrlElicitations
 from ..emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
 from ._sdk import Notify, raw_notifier
+from .requests import RequestTracker
 
 __all__ = ["Outbox"]
 
@@ -21,6 +23,10 @@ class Outbox:
         """The connection to the client, once connected."""
         self._notify: Notify | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self.requests: RequestTracker | None = None
+        """Requests in flight on this connection, both ways (`None` where the SDK's connection cannot be reached)."""
+        self.links = UrlElicitations()
+        """The connection's accepted URL elicitations not completed yet (their ids are unique on it)."""
 
     def connect(self, conn: Client) -> None:
         """Use `conn` from now on (its raw sender when the SDK exposes it)."""
@@ -59,5 +65,7 @@ class Outbox:
 
     def close(self) -> None:
         """Drop updates not sent yet (the connection is ending)."""
+        if self.requests is not None:
+            self.requests.close()
         for task in list(self._background):
             task.cancel()

@@ -346,10 +346,17 @@ class SessionManager:
         await self._end(live)
 
     async def delete(self, session_id: str) -> None:
-        """Close the session, let the runner forget its data, then drop it from the store."""
+        """Close the session, let the runner forget its data, then drop it from the store.
+
+        An unknown id (or another principal's session) is already gone: nothing happens, no error
+        (`session/delete` SHOULD succeed silently for it).
+        """
         live = self._live.pop(session_id, None)
         if live is None:
-            session = (await self.stored(session_id)).session
+            try:
+                session = (await self.stored(session_id)).session
+            except SessionNotFoundError:
+                return
         else:
             await self._end(live)
             session = live.session

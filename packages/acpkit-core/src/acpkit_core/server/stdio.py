@@ -10,6 +10,7 @@ from typing import cast
 
 import acp
 
+from ..auth import terminal_login
 from ..limits import MAX_MESSAGE_BYTES
 from ..telemetry.observer import connection_probe
 from ._sdk import wire_transport
@@ -61,10 +62,17 @@ async def serve_streams(agent: AcpAgent, reader: asyncio.StreamReader, writer: a
 async def serve_stdio(agent: AcpAgent) -> None:
     """Serve `agent` over stdin/stdout (logs go to stderr) until the client closes stdin.
 
+    Started by a client for a terminal login (`ACPKIT_TERMINAL_LOGIN` set, see
+    [`TerminalMethod`][acpkit_core.auth.TerminalMethod]), it runs that login in the terminal
+    instead and exits with its code (`SystemExit`).
+
     Stdout carries the protocol alone: a `print()` in the agent's code goes to stderr
     ([`protect_stdout`][acpkit_core.server.process_io.protect_stdout]). Started in a terminal,
     it prints one line saying how to talk to the agent and returns.
     """
+    login = await terminal_login(agent.options.auth)
+    if login is not None:  # the client started this process to log in from a terminal, not to serve ACP
+        raise SystemExit(login)
     if stdin_is_terminal():
         print(terminal_notice(agent.options.title or agent.options.name), file=sys.stderr)
         return

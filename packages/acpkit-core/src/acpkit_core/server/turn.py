@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
 
-from ..elicitation import Answer, Choice, Elicitor
+from ..elicitation import Answer, AskFallback, Choice, Elicitor, Question, UrlElicitations
 from ..emitter import TurnEmitter
 from ..host import ClientHost
 from ..ir import Prompt
@@ -44,6 +44,8 @@ class ServerTurn:
         tool_presentation: Mapping[str, ToolPresentation] | None = None,
         allowed_paths: tuple[str, ...] = (),
         max_requests: int = 1000,
+        ask_fallback: AskFallback | None = None,
+        links: UrlElicitations | None = None,
     ) -> None:
         self._session = session
         self._max_requests = max_requests
@@ -56,6 +58,8 @@ class ServerTurn:
         self._allowed_paths = allowed_paths
         self._host: ClientHost | None = None
         self._cancel = asyncio.Event()
+        self.request_task = asyncio.current_task()
+        """The task answering this turn's `session/prompt` request (a `$/cancel_request` for it cancels the turn)."""
         emitter.tool_calls.classifier = self
         emitter.tool_calls.cwd = session.cwd
         if tool_presentation:
@@ -78,8 +82,21 @@ class ServerTurn:
             cancelled=self._cancel,
             before_ask=emitter.flush,
             send=emitter.send_unrecorded,
+            url=client.elicitation_url,
+            fallback=self._bound(ask_fallback),
+            links=links,
         )
         """Asks the turn's questions (`ask`)."""
+
+    def _bound(self, fallback: AskFallback | None) -> Callable[[Question], Awaitable[Answer | None]] | None:
+        """The developer's fallback, given this turn."""
+        if fallback is None:
+            return None
+
+        def ask(question: Question) -> Awaitable[Answer | None]:
+            return fallback(question, self)
+
+        return ask
 
     async def _read_for_diff(self, path: str) -> str | None:
         return await self.host.read_for_diff(path)
@@ -226,6 +243,19 @@ class ServerTurn:
         choices: Sequence[str | Choice] | None = None,
         default: str | None = None,
         tool_call_id: str | None = None,
+        url: str | None = None,
+        elicitation_id: str | None = None,
     ) -> Answer:
-        """Ask the user (elicitation, else a permission-style question); `cancelled` when the turn is."""
-        return await self.elicitor.ask(question, choices=choices, default=default, tool_call_id=tool_call_id)
+        """Ask the user (elicitation, else the fallback); `cancelled` when the turn is."""
+        return await self.elicitor.ask(
+            question,
+            choices=choices,
+            default=default,
+            tool_call_id=tool_call_id,
+            url=url,
+            elicitation_id=elicitation_id,
+        )
+
+    async def complete_url(self, elicitation_id: str) -> bool:
+        """`elicitation/complete` for an accepted link question (`False`: not open on this connection)."""
+        return await self.elicitor.complete_url(elicitation_id)

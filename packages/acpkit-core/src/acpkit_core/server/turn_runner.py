@@ -6,7 +6,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from acp import RequestError
 from acp.schema import (
@@ -17,6 +17,7 @@ from acp.schema import (
     ResourceContentBlock,
     SessionInfoUpdate,
     TextContentBlock,
+    Usage,
 )
 
 from ..config import AgentOptions, Command
@@ -24,9 +25,10 @@ from ..emitter import TurnEmitter
 from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
 from ..limits import MAX_TURN_REQUESTS
 from ..presentation import kind_overrides, validate_presentation
-from ..runner import Runner, StopReason, turn_context
+from ..runner import ClientInfo, Runner, StopReason, turn_context
 from ..store.base import now_iso
 from ..telemetry.observer import ConnectionProbe, TurnProbe, observer_of
+from ..thinking import show_thinking
 from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
@@ -37,7 +39,7 @@ from .session_manager import SessionManager
 from .sessions import LiveSession
 from .turn import ServerTurn
 
-__all__ = ["CANCEL_GRACE_S", "PromptBlock", "TurnRunner"]
+__all__ = ["CANCEL_GRACE_S", "USAGE_META_KEY", "PromptBlock", "TurnRunner", "prompt_response"]
 
 logger = logging.getLogger("acpkit_core.server")
 
@@ -111,6 +113,8 @@ class TurnRunner:
             probe.sender(send) if probe is not None else send,
             coalesce_ms=self.options.coalesce_ms,
             context_window=session_options.context_window(session),
+            show_thoughts=show_thinking(session.config),
+            session_cost=_session_cost(live.server),
         )
         turn = ServerTurn(
             session=session,
@@ -125,6 +129,8 @@ class TurnRunner:
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
             max_requests=MAX_TURN_REQUESTS.value(self.options.max_turn_requests),  # `acpkit run` may set it later
+            ask_fallback=self.options.ask_fallback,
+            links=outbox.links,
         )
         if probe is not None:
             emitter.tool_calls.observer = probe
@@ -163,6 +169,14 @@ class TurnRunner:
         live = self.sessions.open_session(session_id)
         if live is not None and live.turn is not None:
             live.turn.cancel()
+
+    def cancel_request(self, task: asyncio.Task[Any] | None) -> bool:
+        """Cancel the turn that `task` (the handler of a `session/prompt` request) runs; `False` if none."""
+        for live in self.sessions.running():
+            if live.turn is not None and task is not None and live.turn.request_task is task:
+                live.turn.cancel()
+                return True
+        return False
 
     async def _run(
         self, live: LiveSession, turn: ServerTurn, blocks: Sequence[PromptBlock | dict[str, Any]]
@@ -222,7 +236,7 @@ class TurnRunner:
             ) from exc
         if failure is not None:  # recorded, its tool calls closed: now the editor is told it failed
             raise failure
-        return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)
+        return prompt_response(stop, emitter.turn_usage, self.sessions.client)
 
     async def _turn_body(self, live: LiveSession, turn: ServerTurn) -> tuple[StopReason, TurnFailed | None]:
         session = live.session
@@ -256,6 +270,9 @@ class TurnRunner:
             for key, value in emitter.turn_usage.model_dump(exclude_none=True).items():
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value
+        if emitter.turn_cost is not None:  # US dollars, the session's so far (`usage_update.cost`)
+            totals = live.server.setdefault("usage", {})
+            totals["cost"] = (_session_cost(live.server) or 0.0) + emitter.turn_cost
         return stop, failure
 
     async def _race(
@@ -274,6 +291,12 @@ class TurnRunner:
             raise
         finally:
             cancelled.cancel()
+        if turn.cancelled:
+            # The turn's own requests still waiting for the client (a question, a file read, a
+            # command) are cancelled with it: `$/cancel_request` for each.
+            requests = self.sessions.outbox.requests
+            if requests is not None:
+                requests.cancel_session(live.session.id)
         if not task.done():
             done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
             if not done:
@@ -313,7 +336,7 @@ async def _observed(probe: TurnProbe, work: Awaitable[PromptResponse]) -> Prompt
     try:
         with probe.current():
             response = await work
-        stop, usage = response.stop_reason, response.usage
+        stop, usage = response.stop_reason, _turn_usage(response)
         return response
     except RequestError as exc:
         code = exc.code
@@ -326,6 +349,14 @@ async def _observed(probe: TurnProbe, work: Awaitable[PromptResponse]) -> Prompt
             probe.end(stop_reason=stop, usage=usage, error_code=code)
         except Exception:  # telemetry never decides a turn's answer
             logger.exception("the turn's telemetry failed")
+
+
+def _turn_usage(response: PromptResponse) -> Usage | None:
+    """The turn's token usage, at the answer's root or under its `_meta` (see `prompt_response`)."""
+    if response.usage is not None:
+        return response.usage
+    meta: object = (response.field_meta or {}).get(USAGE_META_KEY)
+    return Usage.model_validate(meta) if isinstance(meta, dict) else None
 
 
 def _adapter_name(runner: Runner) -> str:
@@ -343,6 +374,32 @@ def _ended_unread(task: asyncio.Future[Any]) -> None:
         logger.info(
             "a stopped turn's runner ended with %s: %s", type(exc).__name__, display_line(str(exc), _CAUSE_LIMIT)
         )
+
+
+def _session_cost(server: dict[str, Any]) -> float | None:
+    """The session's cost so far (US dollars), as stored with it."""
+    usage: object = server.get("usage")
+    cost: object = cast("dict[str, object]", usage).get("cost") if isinstance(usage, dict) else None
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+
+
+USAGE_META_KEY = "acpkit.usage"
+"""`_meta` key of the turn's token usage in the prompt answer, for clients that did not opt into `promptUsage`."""
+
+
+def prompt_response(stop: StopReason, usage: Usage | None, client: ClientInfo) -> PromptResponse:
+    """The `session/prompt` answer: `usage` at its root only where the client negotiated it.
+
+    `PromptResponse.usage` exists only in the unstable schema; a plain v1 client gets the same
+    object under `_meta["acpkit.usage"]` (a custom field at the root of a spec type is forbidden).
+    """
+    if usage is None:
+        return PromptResponse(stop_reason=stop)
+    if client.uses("promptUsage"):
+        return PromptResponse(stop_reason=stop, usage=usage)
+    return PromptResponse(
+        stop_reason=stop, field_meta={USAGE_META_KEY: usage.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    )
 
 
 def _release_after_big_turn(prompt_size: int, grown: bool, unloaded: bool) -> None:

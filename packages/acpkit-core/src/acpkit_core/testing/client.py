@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import acp
 from acp import PROTOCOL_VERSION, text_block
@@ -19,6 +19,7 @@ from acp.schema import (
     AcceptElicitationResponse,
     AllowedOutcome,
     AudioContentBlock,
+    AuthCapabilities,
     BooleanConfigOptionCapabilities,
     CancelElicitationResponse,
     ClientCapabilities,
@@ -28,6 +29,7 @@ from acp.schema import (
     DeniedOutcome,
     ElicitationCapabilities,
     ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
     EmbeddedResourceContentBlock,
     EnvVariable,
     FileSystemCapabilities,
@@ -61,6 +63,9 @@ from acp.schema import SseMcpServer as WireSseMcpServer
 
 from ..local_host import LocalClientHost
 from ..runner import HttpMcpServer, SseMcpServer, StdioMcpServer
+from ..server._sdk import observe_wire, tracked
+from ..server.requests import CancelRecord, RequestId, RequestTracker
+from ..unstable import UNSTABLE_META_KEY
 from .results import PromptResult
 
 if TYPE_CHECKING:
@@ -83,8 +88,12 @@ PermissionAnswer: TypeAlias = Sequence[str] | Callable[[RequestPermissionRequest
 ElicitationAnswer: TypeAlias = Sequence[str | None] | Callable[[dict[str, Any]], str | Awaitable[str | None] | None]
 """Answers to `elicitation/create`, in order, or a function of the request's params choosing one.
 
-A string is accepted as the value of the form's `answer`; `None` declines; `"cancel_turn"` answers
-as an editor does when the user stops the turn at the question (`session/cancel`, then `cancel`)."""
+A string is accepted as the value of the form's `answer` (in URL mode any string accepts: the user
+consented to open the link); `None` declines; `"cancel_turn"` answers as an editor does when the
+user stops the turn at the question (`session/cancel`, then `cancel`)."""
+
+WireMessage: TypeAlias = tuple[Literal["sent", "received"], dict[str, Any]]
+"""One raw JSON-RPC message of the connection, as the test client sent or received it."""
 
 
 def wire_mcp_server(server: Any) -> Any:
@@ -122,7 +131,10 @@ class AcpTestClient:
         terminal: bool = True,
         boolean_options: bool = False,
         elicitation: bool = False,
+        elicitation_url: bool = False,
         elicitation_answers: ElicitationAnswer = (),
+        auth_terminal: bool = False,
+        unstable: bool | Sequence[str] = False,
     ) -> None:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if root is None:
@@ -144,6 +156,19 @@ class AcpTestClient:
         """Advertise boolean config options."""
         self.elicitation = elicitation
         """Advertise and serve `elicitation/create` in form mode."""
+        self.elicitation_url = elicitation_url
+        """Advertise and serve `elicitation/create` in URL mode (and `elicitation/complete`)."""
+        self.auth_terminal = auth_terminal
+        """Advertise `auth.terminal` (the client can run `terminal` authentication methods)."""
+        self.unstable: bool | Sequence[str] = unstable
+        """Opt into unstable surfaces (`clientCapabilities._meta["acpkit.unstable"]`): `True` for all
+        the agent offers, or their names (`["promptUsage"]`); `False` is a plain v1 client."""
+        self.completed_elicitations: list[str] = []
+        """The `elicitationId` of every `elicitation/complete` received, in order."""
+        self.wire: list[WireMessage] = []
+        """Every raw JSON-RPC message of the connection, in order (`("sent" | "received", message)`)."""
+        self.tracker: RequestTracker | None = None
+        """Requests in flight both ways (`$/cancel_request`), once connected."""
         self.elicitation_answers: ElicitationAnswer = elicitation_answers
         """How to answer `elicitation/create`; a list is consumed in order (it declines once exhausted)."""
         self.elicitations: list[dict[str, Any]] = []
@@ -199,7 +224,7 @@ class AcpTestClient:
                 transport_kwargs={"limit": STREAM_LIMIT},
                 use_unstable_protocol=True,
             ) as (conn, process):
-                client.conn = conn
+                client._attach(conn)
                 client.process = process
                 drain = asyncio.ensure_future(client._drain_stderr(process))
                 try:
@@ -229,7 +254,7 @@ class AcpTestClient:
         client_reader, client_writer = await asyncio.open_connection(sock=b, limit=STREAM_LIMIT)
         server = asyncio.ensure_future(serve_streams(agent, agent_reader, agent_writer))
         conn = acp.connect_to_agent(cast(acp.Client, client), client_writer, client_reader, use_unstable_protocol=True)
-        client.conn = conn
+        client._attach(conn)
         try:
             yield client
         finally:
@@ -256,13 +281,23 @@ class AcpTestClient:
         client = cls(**options)
         try:
             async with open_remote(client, url, token=token) as conn:
-                client.conn = conn
+                client._attach(conn)
                 try:
                     yield client
                 finally:
                     await client.host.close()
         finally:
             client._cleanup()
+
+    def _attach(self, conn: ClientSideConnection) -> None:
+        """Use `conn`: record its raw messages and track its requests both ways (`$/cancel_request`)."""
+        self.conn = conn
+
+        def record(event: Any) -> None:
+            self.wire.append(("sent" if event.direction.value == "outgoing" else "received", event.message))
+
+        observe_wire(conn, record)
+        self.tracker = tracked(conn)
 
     def _cleanup(self) -> None:
         if self._tmp is not None:
@@ -280,6 +315,19 @@ class AcpTestClient:
 
     async def initialize(self, *, protocol_version: int = PROTOCOL_VERSION, **kwargs: Any) -> InitializeResponse:
         """Send `initialize` with this client's capabilities."""
+        elicitation = (
+            ElicitationCapabilities(
+                form=ElicitationFormCapabilities() if self.elicitation else None,
+                url=ElicitationUrlCapabilities() if self.elicitation_url else None,
+            )
+            if self.elicitation or self.elicitation_url
+            else None
+        )
+        unstable: Any = None
+        if self.unstable is True:
+            unstable = True
+        elif self.unstable:
+            unstable = {name: dict[str, Any]() for name in self.unstable}
         caps = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=self.fs_read, write_text_file=self.fs_write),
             terminal=self.terminal,
@@ -288,7 +336,9 @@ class AcpTestClient:
             )
             if self.boolean_options
             else None,
-            elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities()) if self.elicitation else None,
+            auth=AuthCapabilities(terminal=self.auth_terminal),
+            elicitation=elicitation,
+            field_meta={UNSTABLE_META_KEY: unstable} if unstable is not None else None,
         )
         self.init = await self.c.initialize(
             protocol_version=protocol_version,
@@ -389,8 +439,41 @@ class AcpTestClient:
 
     async def delete_session(self, session_id: str) -> None:
         """`session/delete` (the SDK's client has no method for it: sent as a raw request)."""
+        await self._raw("session/delete", {"sessionId": session_id})
+
+    async def authenticate(self, method_id: str) -> None:
+        """`authenticate` with one of the methods the agent advertised."""
+        await self.c.authenticate(method_id=method_id)
+
+    async def logout(self) -> None:
+        """`logout` (the SDK's client has no method for it: sent as a raw request)."""
+        await self._raw("logout", {})
+
+    async def _raw(self, method: str, params: dict[str, Any]) -> Any:
+        """A request the SDK's client has no method for, through its JSON-RPC connection."""
         raw = self.c._conn  # pyright: ignore[reportPrivateUsage]
-        await raw.send_request("session/delete", {"sessionId": session_id})
+        return await raw.send_request(method, params)
+
+    # --- request cancellation ($/cancel_request) -------------------------------------------------
+
+    def pending_requests(self, method: str | None = None) -> list[RequestId]:
+        """The ids of this client's requests still waiting for the agent's answer (of one `method`)."""
+        if self.tracker is None:
+            return []
+        return [e.id for e in self.tracker.outgoing.values() if method is None or e.method == method]
+
+    async def cancel_request(self, request_id: RequestId) -> None:
+        """Send `$/cancel_request` for one of this client's pending requests (see `pending_requests`)."""
+        if self.tracker is None:
+            raise RuntimeError("cannot send $/cancel_request: the SDK's connection cannot be reached")
+        await self.tracker.cancel(request_id)
+
+    @property
+    def cancels_received(self) -> list[CancelRecord]:
+        """Every `$/cancel_request` the agent sent, with the method of the request it cancelled.
+
+        The request itself was answered -32800 (its handler here was cancelled)."""
+        return list(self.tracker.cancels_received) if self.tracker is not None else []
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         """`session/set_mode`."""
@@ -420,10 +503,14 @@ class AcpTestClient:
         cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
         choice = asyncio.ensure_future(self._choose(request))
         waiter = asyncio.ensure_future(cancelled.wait())
-        await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if not choice.done():
-            choice.cancel()
+        try:
+            await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:  # also when the agent cancels the request ($/cancel_request): answered -32800
+            waiter.cancel()
+            unanswered = not choice.done()
+            if unanswered:
+                choice.cancel()
+        if unanswered:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         answer = choice.result()
         if answer == "cancel_turn":
@@ -447,18 +534,23 @@ class AcpTestClient:
         self, message: str, mode: Any, **kwargs: Any
     ) -> AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse:
         """Answer from `elicitation_answers`; a `session/cancel` sent meanwhile answers `cancel`."""
-        params: dict[str, Any] = {"message": message, "mode": "form" if hasattr(mode, "requested_schema") else "url"}
-        params.update(mode.model_dump(by_alias=True, exclude_none=True))
+        url_mode = not hasattr(mode, "requested_schema")
+        params: dict[str, Any] = {"message": message, "mode": "url" if url_mode else "form"}
+        params.update(mode.model_dump(mode="json", by_alias=True, exclude_none=True))
         self.elicitations.append(params)
         self.requests.append(("elicitation/create", params))
         session_id = str(params.get("sessionId", ""))
         cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
         choice = asyncio.ensure_future(self._elicitation_choice(params))
         waiter = asyncio.ensure_future(cancelled.wait())
-        await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if not choice.done():
-            choice.cancel()
+        try:
+            await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:  # also when the agent cancels the request ($/cancel_request): answered -32800
+            waiter.cancel()
+            unanswered = not choice.done()
+            if unanswered:
+                choice.cancel()
+        if unanswered:
             return CancelElicitationResponse(action="cancel")
         answer = choice.result()
         if answer == "cancel_turn":
@@ -466,7 +558,13 @@ class AcpTestClient:
             return CancelElicitationResponse(action="cancel")
         if answer is None:
             return DeclineElicitationResponse(action="decline")
+        if url_mode:  # the user consented to open the link; what happens there is out of band
+            return AcceptElicitationResponse(action="accept")
         return AcceptElicitationResponse(action="accept", content={"answer": answer})
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        """Record `elicitation/complete` (the out-of-band part of a URL elicitation finished)."""
+        self.completed_elicitations.append(elicitation_id)
 
     async def _elicitation_choice(self, params: dict[str, Any]) -> str | None:
         answers = self.elicitation_answers

@@ -28,7 +28,7 @@ ignore it):
 
 | scenario | the agent |
 |---|---|
-| `text` | answers exactly `Hello from the agent.` (in one or more chunks) |
+| `text` | answers exactly `Hello from the agent.` (in one or more chunks), reporting its usage (`turn.emit.usage`) |
 | `thought` | streams some reasoning (thought chunks), then answers `Done thinking.` |
 | `tool_ok` | calls tool `read_file` with `{"path": "notes.txt"}`, which succeeds, then answers anything |
 | `tool_fail` | calls tool `read_file` with `{"path": "missing.txt"}`, which raises, then answers anything |
@@ -44,6 +44,14 @@ there is none. Two scenarios need nothing of the runner but to pass `options` th
 behind a required authentication method: sessions answer -32000 until `authenticate` succeeds) and
 the `question` variants (asked by elicitation, by the permission fallback, and cancelled while
 open), which check that the adapter's hook reaches the server's turn.
+
+ACP 1.17 to 1.21, through the same agents: `$/cancel_request` for a running prompt ends it
+`cancelled` (`cancel_tool`); a turn cancelled while a question is open cancels the question's
+request (`question`); `ask_fallback` in `options` answers a question the client cannot be asked
+(`question`); the `show_thinking` boolean option hides reasoning (`thought`); the context meter
+(`usage_update` with `options.context_window`) and the prompt answer's usage, under `_meta` for a
+plain client and at the root for one that negotiated `promptUsage` (`text`); `logout` (`text`
+behind authentication); `session/delete` of an unknown id (`text`).
 
 `tool_ok` also runs with a `tool_presentation` for `read_file` in `options` (a title template, a
 kind, locations, code output), which the runner must honour: report tool calls through
@@ -76,20 +84,24 @@ import pytest
 from acp import RequestError
 from acp.schema import (
     AgentMessageChunk,
+    AgentThoughtChunk,
     AvailableCommandsUpdate,
     ContentToolCallContent,
     ImageContentBlock,
     TextContentBlock,
     ToolCallStart,
+    UsageUpdate,
     UserMessageChunk,
 )
 
 from ..auth import AgentMethod, Authentication, AuthRequest
 from ..config import STANDARD_MODES, AgentOptions
+from ..elicitation import Answer, Question
 from ..permissions import PermissionPolicy
 from ..presentation import ToolPresentation
-from ..runner import ToolLister
+from ..runner import ToolLister, Turn
 from ..server import AcpAgent
+from ..thinking import show_thinking_option
 from .client import AcpTestClient
 
 __all__ = ["REQUIRED_SCENARIOS", "AgentFactory", "RunnerConformance", "conformance_override"]
@@ -128,6 +140,8 @@ class RunnerConformance:
     """The framework's history survives a restart (`memory`)."""
     questions: ClassVar[bool] = True
     """A tool can ask the user a question through the adapter's hook (`question`)."""
+    usage: ClassVar[bool] = True
+    """The runner reports token usage after each model response (`turn.emit.usage`)."""
 
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:
@@ -399,6 +413,149 @@ class RunnerConformance:
         assert any(line.startswith("- `read_file` (read) — allowed") for line in lines)
         assert any(line.startswith("- `delete_file` (delete) — off in mode readonly") for line in lines)
         assert agentic.permission_requests == [] and agentic.tool_calls == {}  # listing runs no tool
+
+    # --- ACP 1.17 to 1.21 -----------------------------------------------------------------------------
+
+    async def test_cancel_request_for_a_running_prompt(
+        self, agent_factory: AgentFactory, options: AgentOptions
+    ) -> None:
+        """`$/cancel_request` for the `session/prompt` ends the turn `cancelled`, as `session/cancel` does."""
+        if not self.cancel_mid_tool:
+            pytest.skip("the runner cannot interrupt a tool")
+        async with AcpTestClient.connect(agent_factory("cancel_tool", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            task = asyncio.ensure_future(c.prompt("Run the slow tool.", session_id=sid))
+            for _ in range(200):
+                if any(isinstance(u, ToolCallStart) for u in c.updates[sid]):
+                    break
+                await asyncio.sleep(0.01)
+            (prompt_id,) = c.pending_requests("session/prompt")
+            started = time.monotonic()
+            await c.cancel_request(prompt_id)
+            r = await asyncio.wait_for(task, 5)
+            elapsed = time.monotonic() - started
+        assert r.stop_reason == "cancelled"
+        assert elapsed < 1.0
+        (call,) = r.tool_calls.values()
+        assert call.status in ("failed", "completed")
+
+    async def test_a_cancelled_turn_cancels_its_open_question(
+        self, agent_factory: AgentFactory, options: AgentOptions
+    ) -> None:
+        """The agent's own pending request (the question) gets `$/cancel_request` and answers -32800."""
+        if not self.questions:
+            pytest.skip("the adapter has no hook for tools to ask the user")
+        never: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+
+        def unanswered(params: dict[str, Any]) -> asyncio.Future[str | None]:
+            return never
+
+        agent = agent_factory("question", options)
+        async with AcpTestClient.connect(agent, elicitation=True, elicitation_answers=unanswered) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            task = asyncio.ensure_future(c.prompt("Ask me for a color.", session_id=sid))
+            for _ in range(300):
+                if c.elicitations:
+                    break
+                await asyncio.sleep(0.01)
+            (prompt_id,) = c.pending_requests("session/prompt")
+            await c.cancel_request(prompt_id)
+            r = await asyncio.wait_for(task, 5)
+            for _ in range(100):
+                if c.cancels_received:
+                    break
+                await asyncio.sleep(0.01)
+        assert r.stop_reason == "cancelled"
+        assert [x.method for x in c.cancels_received] == ["elicitation/create"]
+
+    async def test_question_by_the_developers_fallback(
+        self, agent_factory: AgentFactory, options: AgentOptions
+    ) -> None:
+        """`ask_fallback` answers a question the client cannot be asked: neither elicitation nor permission."""
+        if not self.questions:
+            pytest.skip("the adapter has no hook for tools to ask the user")
+        asked: list[Question] = []
+
+        async def fallback(question: Question, turn: Turn) -> Answer | None:
+            asked.append(question)
+            return Answer(outcome="answered", value="green", via="fallback")
+
+        with_fallback = dataclasses.replace(options, ask_fallback=fallback)
+        async with AcpTestClient.connect(agent_factory("question", with_fallback)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Ask me for a color.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        assert c.elicitations == [] and r.permission_requests == []
+        (question,) = asked
+        assert question.message == "Which color?" and [ch.value for ch in question.choices or ()] == ["red", "green"]
+        call = next(t for t in r.tool_calls.values() if t.id == question.tool_call_id)
+        assert "green" in json.dumps(call.raw_output)
+
+    async def test_show_thinking_off_hides_reasoning(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """The `show_thinking` boolean option (ACP 1.18 boolean options): off, no thought chunks reach the client."""
+        if not self.thoughts:
+            pytest.skip("the framework does not stream reasoning")
+        with_switch = dataclasses.replace(options, config_options=[show_thinking_option()])
+        async with AcpTestClient.connect(agent_factory("thought", with_switch), boolean_options=True) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            await c.set_config_option(sid, "show_thinking", False)
+            r = await c.prompt("Think first.", session_id=sid)
+        assert r.stop_reason == "end_turn"
+        assert r.text == "Done thinking."
+        assert not any(isinstance(u, AgentThoughtChunk) for u in r.updates)
+
+    @pytest.mark.parametrize("negotiated", [False, True])
+    async def test_context_meter_and_prompt_usage(
+        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
+    ) -> None:
+        """`usage_update` during the turn; the answer's usage under `_meta`, or at its root when negotiated."""
+        if not self.usage:
+            pytest.skip("the runner does not report token usage")
+        windowed = dataclasses.replace(options, context_window=50_000)
+        async with AcpTestClient.connect(agent_factory("text", windowed), unstable=["promptUsage"] * negotiated) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Say hello.", session_id=sid)
+        meters = [u for u in r.updates if isinstance(u, UsageUpdate)]
+        assert meters and all(m.used > 0 and m.size > 0 for m in meters)
+        answer = next(m["result"] for d, m in c.wire if d == "received" and "stopReason" in (m.get("result") or {}))
+        if negotiated:
+            assert answer["usage"]["totalTokens"] > 0
+        else:
+            assert "usage" not in answer and answer["_meta"]["acpkit.usage"]["totalTokens"] > 0
+
+    async def test_logout_ends_authentication(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """`logout` (ACP 1.21): advertised with `auth=`, and sessions answer -32000 again after it."""
+
+        async def login(request: AuthRequest) -> None:
+            return None
+
+        method = AgentMethod(id="sso", name="Sign in", login=login)
+        guarded = dataclasses.replace(options, auth=Authentication(methods=[method]))
+        async with AcpTestClient.connect(agent_factory("text", guarded)) as c:
+            init = await c.initialize()
+            await c.authenticate("sso")
+            sid = await c.new_session()
+            await c.logout()
+            with pytest.raises(RequestError) as info:
+                await c.prompt("Say hello.", session_id=sid)
+        caps = init.agent_capabilities
+        assert caps is not None and caps.auth is not None and caps.auth.logout is not None
+        assert info.value.code == -32000
+
+    async def test_delete_of_an_unknown_session_succeeds(
+        self, agent_factory: AgentFactory, options: AgentOptions
+    ) -> None:
+        async with AcpTestClient.connect(agent_factory("text", options)) as c:
+            await c.initialize()
+            await c.delete_session("never-created")
+            sid = await c.new_session()
+            r = await c.prompt("Say hello.", session_id=sid)
+        assert r.text == "Hello from the agent."
 
 
 REQUIRED_SCENARIOS = frozenset(name for name in vars(RunnerConformance) if name.startswith("test_"))

@@ -96,8 +96,13 @@ class PromptResult:
 
     @property
     def usage(self) -> Usage | None:
-        """Usage reported on the response."""
-        return self.response.usage
+        """Usage reported on the response: at its root (a client that opted into `promptUsage`), else
+        under `_meta["acpkit.usage"]` (a plain v1 client)."""
+        if self.response.usage is not None:
+            return self.response.usage
+        meta = self.response.field_meta or {}
+        found = meta.get("acpkit.usage")
+        return Usage.model_validate(found) if isinstance(found, dict) else None
 
     @property
     def text(self) -> str:

@@ -9,11 +9,12 @@ Each line of the prompt's text is one step:
 | `tool <name> ok\|fail\|open [json args]` | a tool call, closed `completed`, `failed`, or left open |
 | `ask <name> [json args]` | a tool call that asks permission first; runs if allowed, fails if rejected |
 | `question {"text": ..., "choices": [...]}` | a tool call asking `turn.ask`; says `answer: <outcome> [value]` |
+| `question {"text": ..., "url": ..., "complete": true}` | a link question: `answer: answered <id>` (completed) |
 | `sleep <seconds>` | waits (a cancel interrupts it) |
 | `plan <a> \| <b> \| ...` | sends a plan (first item in progress) |
-| `usage <input> <output> [context size]` | reports token usage |
+| `usage <input> <output> [context size] [model=<name>]` | reports token usage (of a named model) |
 | `fail <message>` | raises `RuntimeError(message)` |
-| `read <path>` / `write <path> <text>` / `run <command> [args]` | uses the client's files or terminal |
+| `read <path>` / `write <path> <text>` / `run [timeout=<s>] <command> [args]` | uses the client's files or terminal |
 | `history` | says every earlier prompt of this session (kept in `session.state`) |
 
 Any other prompt is answered `echo: <text>`. The runner keeps the prompts of the session in
@@ -119,9 +120,12 @@ class ScriptedRunner:
                 [PlanItem(content=c, status="in_progress" if i == 0 else "pending") for i, c in enumerate(items)]
             )
         elif verb == "usage":
-            nums = [int(x) for x in rest.split()]
+            words = rest.split()
+            model = next((w.removeprefix("model=") for w in words if w.startswith("model=")), None)
+            nums = [int(x) for x in words if not x.startswith("model=")]
             size = nums[2] if len(nums) > 2 else None
-            await turn.emit.usage(TurnUsage(input_tokens=nums[0], output_tokens=nums[1], context_size=size))
+            usage = TurnUsage(input_tokens=nums[0], output_tokens=nums[1], context_size=size, model=model)
+            await turn.emit.usage(usage)
         elif verb == "fail":
             raise RuntimeError(rest or "scripted failure")
         elif verb == "read":
@@ -132,7 +136,10 @@ class ScriptedRunner:
             await self._say(turn, f"wrote {path}")
         elif verb == "run":
             parts = shlex.split(rest)
-            result = await turn.host.run(parts[0], parts[1:], timeout=30)
+            timeout = 30.0
+            if parts and parts[0].startswith("timeout="):
+                timeout = float(parts.pop(0).removeprefix("timeout="))
+            result = await turn.host.run(parts[0], parts[1:], timeout=timeout)
             await self._say(turn, f"exit {result.exit_code}: {result.output.strip()}")
         elif verb == "history":
             await self._say(turn, " | ".join(before) if before else "(no history)")
@@ -174,9 +181,17 @@ class ScriptedRunner:
     async def _question(self, turn: Turn, call_id: str, args: Mapping[str, Any]) -> StopReason | None:
         await turn.emit.tool_call(call_id, title="question", kind="other", status="in_progress", raw_input=dict(args))
         answer = await turn.ask(
-            str(args.get("text", "")), choices=args.get("choices"), default=args.get("default"), tool_call_id=call_id
+            str(args.get("text", "")),
+            choices=args.get("choices"),
+            default=args.get("default"),
+            tool_call_id=call_id,
+            url=args.get("url"),
         )
         said = f"answer: {answer.outcome}" + (f" {answer.value}" if answer.value is not None else "")
+        if answer.elicitation_id is not None:
+            said += f" {answer.elicitation_id}"
+            if args.get("complete"):
+                await turn.complete_url(answer.elicitation_id)
         await turn.emit.tool_call_update(call_id, status="completed" if answer.answered else "failed", raw_output=said)
         if answer.outcome == "cancelled":
             return "cancelled"
