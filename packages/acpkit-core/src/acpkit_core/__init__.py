@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         UserError,
         to_request_error,
     )
-    from .extensions import Extensions
+    from .extensions import ExtensionContext, Extensions
     from .host import ClientHost, CommandResult
     from .ir import Binary, ContextRef, Link, Part, Prompt, Text
     from .local_host import LocalClientHost
@@ -100,6 +100,7 @@ __all__ = [
     "ContextRef",
     "EditHook",
     "Emitter",
+    "ExtensionContext",
     "Extensions",
     "HistoryLog",
     "HostError",
@@ -201,7 +202,7 @@ _HOMES: dict[str, str] = {
         ],
         "errors",
     ),
-    **dict.fromkeys(["Extensions"], "extensions"),
+    **dict.fromkeys(["ExtensionContext", "Extensions"], "extensions"),
     **dict.fromkeys(["ClientHost", "CommandResult"], "host"),
     **dict.fromkeys(["LocalClientHost"], "local_host"),
     **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),

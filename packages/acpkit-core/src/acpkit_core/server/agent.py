@@ -42,6 +42,7 @@ from acp.schema import (
 from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
+from ..extensions import ExtensionContext
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ._boundary import boundary
@@ -88,6 +89,12 @@ class AcpAgent:
         self.auth = ConnectionAuth(self.options.auth)
         """This connection's authentication state (`AgentOptions.auth`); a transport that authenticated
         the connection itself calls `auth.grant(...)`."""
+        self.protocol_version: int | None = None
+        """The protocol version agreed in `initialize` (`None` before it)."""
+        self.client_capabilities: dict[str, Any] = {}
+        """The client's `clientCapabilities` as sent (wire JSON), for extension handlers."""
+        self.client_info: dict[str, Any] | None = None
+        """The client's `clientInfo` as sent (wire JSON), when it sent one."""
         limit_retained_memory()  # big blocks go back to the system when freed (glibc)
 
     def on_connect(self, conn: Client) -> None:
@@ -151,6 +158,10 @@ class AcpAgent:
         self.auth.client = client_info.name if client_info else None
         rc = self.capabilities
         version = protocol_version if protocol_version in SUPPORTED_PROTOCOL_VERSIONS else PROTOCOL_VERSION
+        self.protocol_version = version
+        self.client_capabilities = caps.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        if client_info is not None:
+            self.client_info = client_info.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return InitializeResponse(
             protocol_version=version,
             agent_info=Implementation(name=self.options.name, title=self.options.title, version=self.options.version),
@@ -335,14 +346,37 @@ class AcpAgent:
 
     # --- extensions ---------------------------------------------------------------------------------
 
+    async def extension_context(self, params: dict[str, Any]) -> ExtensionContext:
+        """What an extension handler is told about this connection, and the session `params["sessionId"]` names.
+
+        Naming a session needs what any session request needs (authentication, when required), and
+        the session must be this principal's: otherwise -32000 / -32002.
+        """
+        session = None
+        session_id = params.get("sessionId")
+        if session_id is not None:
+            if not isinstance(session_id, str):
+                raise RequestError.invalid_params({"sessionId": "must be a string (a session id)"})
+            await self.auth.require("an extension call naming a session")
+            live = self.sessions.open_session(session_id)
+            session = live.session if live is not None else (await self.sessions.stored(session_id)).session
+        return ExtensionContext(
+            client=self.client,
+            client_capabilities=self.client_capabilities,
+            client_info=self.client_info,
+            protocol_version=self.protocol_version,
+            principal=self.sessions.principal,
+            session=session,
+        )
+
     @boundary
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """An `_`-prefixed request (`method` without the `_`): `AgentOptions.extensions`, else -32601."""
         if self.options.extensions is None:
             raise RequestError.method_not_found(f"_{method}")
-        return await self.options.extensions.call(method, params)
+        return await self.options.extensions.call(method, params, self.extension_context)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         """An `_`-prefixed notification: `AgentOptions.extensions`, else dropped (a notification has no answer)."""
         if self.options.extensions is not None:
-            await self.options.extensions.notify(method, params)
+            await self.options.extensions.notify(method, params, self.extension_context)
