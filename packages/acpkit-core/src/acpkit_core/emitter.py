@@ -33,15 +33,17 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from .runner import PlanItem, ToolCallContent, TurnUsage
+from .runner import NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
 from .tool_calls import ToolCalls, json_object
 
 __all__ = [
+    "NOTICE_META_KEY",
     "MessageBlock",
     "Sender",
     "SessionUpdate",
     "TurnEmitter",
     "WireUpdate",
+    "notice_update",
     "update_from_json",
     "update_to_json",
 ]
@@ -73,6 +75,33 @@ Sender: TypeAlias = Callable[[WireUpdate], Awaitable[None]]
 """Sends one update (as wire JSON) to the client."""
 
 _CHUNK_KINDS: dict[str, str] = {"text": "agent_message_chunk", "thought": "agent_thought_chunk"}
+
+NOTICE_META_KEY = "notice"
+"""The key under `_meta.acpkit` of an agent message that carries a notice (`severity`, `title`,
+`description`), so a client that knows it can show the message as a notice."""
+
+
+def notice_update(
+    title: str, *, description: str | None = None, severity: NoticeSeverity = "info", message_id: str | None = None
+) -> WireUpdate:
+    """The one form a notice takes on the wire (today: an agent message of its own, tagged in `_meta`).
+
+    ACP has no stable notice update yet (the "session notices" RFD proposes `sessionUpdate: notice`).
+    Until a client can be sent one, a notice is an `agent_message_chunk` every client shows: the
+    title in bold and the description, as a Markdown quote, with `_meta.acpkit.notice` holding the
+    structured fields. Everything that sends a notice goes through this function.
+    """
+    body = f"**{title}**" + (f": {description}" if description else "")
+    text = "\n".join(f"> {line}" if line else ">" for line in body.splitlines())
+    fields: dict[str, Any] = {"severity": severity, "title": title}
+    if description:
+        fields["description"] = description
+    return {
+        "_meta": {"acpkit": {NOTICE_META_KEY: fields}},
+        "content": {"text": text, "type": "text"},
+        "messageId": message_id or uuid.uuid4().hex,
+        "sessionUpdate": "agent_message_chunk",
+    }
 
 
 def update_to_json(update: SessionUpdate) -> dict[str, Any]:
@@ -367,6 +396,17 @@ class TurnEmitter:
         if size is not None:
             used = usage.input_tokens + usage.output_tokens
             await self._emit(UsageUpdate(session_update="usage_update", used=used, size=size), record=False)
+
+    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "info") -> None:
+        """Tell the user something that is neither the answer nor a tool call.
+
+        Sent as [`notice_update`][acpkit_core.emitter.notice_update] says.
+        A notice is live only: it is not part of the transcript, so `session/load` does not replay
+        it, and the answer's text after it starts a new message.
+        """
+        await self.flush()
+        self.new_message()
+        await self._send(notice_update(title, description=description, severity=severity))
 
     async def send_unrecorded(self, update: SessionUpdate) -> None:
         """Send an update that is not part of the transcript (session info, mode changes)."""

@@ -9,8 +9,9 @@ invariants) is done by the server, once, for every runner.
 
 Optional hooks ([`SessionHooks`][acpkit_core.runner.SessionHooks],
 [`SessionDeleter`][acpkit_core.runner.SessionDeleter],
-[`ToolLister`][acpkit_core.runner.ToolLister]) let a runner start per-session resources (MCP
-connections), forget a deleted session's data, and list its tools for `/tools`.
+[`ToolLister`][acpkit_core.runner.ToolLister], [`McpLister`][acpkit_core.runner.McpLister]) let
+a runner start per-session resources (MCP connections), forget a deleted session's data, list its
+tools for `/tools` and its MCP servers for `/mcp`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ __all__ = [
     "Emitter",
     "HistoryLog",
     "HttpMcpServer",
+    "McpLister",
     "McpServer",
+    "McpServerState",
+    "McpServerStatus",
+    "NoticeSeverity",
     "PermissionDecision",
     "PlanItem",
     "Runner",
@@ -294,6 +299,9 @@ class ClientInfo:
 
 # --- Values the runner hands the emitter ---------------------------------------------------------
 
+NoticeSeverity: TypeAlias = Literal["info", "warning", "error"]
+"""How much a notice matters: a hint for the client's presentation, never a failure of the turn."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanItem:
@@ -380,6 +388,26 @@ class ToolListing:
     start, or one connected only when the first prompt arrives); never leave them out silently."""
 
 
+McpServerState: TypeAlias = Literal["connected", "failed", "not_connected"]
+"""Where one of the session's MCP servers stands: its tools are offered (`connected`), it did not start
+(`failed`), or the runner does not connect it (`not_connected`, with the reason)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerStatus:
+    """One of the session's MCP servers as `/mcp` shows it (what `McpLister.list_mcp_servers` returns)."""
+
+    name: str
+    """The server's name, as the client gave it in `mcpServers`."""
+    state: McpServerState
+    """`connected`, `failed` or `not_connected`."""
+    detail: str | None = None
+    """Why it failed or is not connected; for a connected server, anything the user should know
+    about it (its tools could not be listed, or the agent does not offer them)."""
+    tools: Sequence[str] = ()
+    """The names of the tools it offers, when connected."""
+
+
 # --- Protocols ---------------------------------------------------------------------------------
 
 
@@ -439,6 +467,14 @@ class Emitter(Protocol):
 
     async def usage(self, usage: TurnUsage) -> None:
         """Record one model response's usage and send `usage_update`."""
+        ...
+
+    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "info") -> None:
+        """Tell the user something that is neither the answer nor a tool call (a model fallback, a
+        server that did not start): advisory, live only, never replayed by `session/load`.
+
+        [`TurnEmitter.notice`][acpkit_core.emitter.TurnEmitter.notice] says how it is shown.
+        """
         ...
 
 
@@ -626,6 +662,23 @@ class ToolLister(Protocol):
         the server shows, for each tool, its kind and whether the current mode and permission
         policy let it run. Called by the `/tools` command, on a turn that runs no model; the
         turn gives the client's capabilities (`turn.host.can_read`, ...) and `turn.plan_only`.
+        """
+        ...
+
+
+@runtime_checkable
+class McpLister(Protocol):
+    """Optional: lets `/mcp` say, for each of the session's MCP servers, whether it is connected and what it offers.
+
+    A runner that does not implement it still gets `/mcp`, which then lists the servers the client
+    gave and says the agent does not report on them.
+    """
+
+    async def list_mcp_servers(self, turn: Turn) -> Sequence[McpServerStatus]:
+        """The state of each of `turn.session.mcp_servers` (by name) now.
+
+        A server left out is shown as not connected. Called by the `/mcp` command, on a turn that
+        runs no model.
         """
         ...
 

@@ -29,7 +29,7 @@ from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import UserError
 from acpkit_core.ir import Prompt
 from acpkit_core.permissions import EditHook
-from acpkit_core.runner import Session, ToolInfo, ToolListing, ToolSource, Turn
+from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, ToolSource, Turn
 from acpkit_core.stop import stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import BaseMessage
@@ -294,6 +294,35 @@ class LangGraphRunner:
             )
         return ToolListing(tools=tools, notes=notes)
 
+    async def list_mcp_servers(self, turn: Turn) -> list[McpServerStatus]:
+        """Each of the session's MCP servers for `/mcp`: connected (with its tools and whether the graph
+        offers them), failed and why, or not connected because nothing in the graph uses them."""
+        session = turn.session
+        if not self.uses_mcp:
+            why = "The graph has no AcpMcpMiddleware and is not built by a graph_factory."
+            return [McpServerStatus(name=s.name, state="not_connected", detail=why) for s in session.mcp_servers]
+        if session.id not in self._mcp:
+            await self.open_session(session)
+        connections = self._mcp.get(session.id)
+        if connections is None:
+            return []
+        graph = await self.graph_for(session, turn.model_id)
+        offered = has_mcp_middleware(graph) or _offers(graph, connections.tools)
+        failed = {f.server: f.reason for f in connections.failures}
+        tools: dict[str, list[str]] = {}
+        for tool in connections.tools:
+            tools.setdefault(str((tool.metadata or {}).get(MCP_SERVER_METADATA)), []).append(tool.name)
+        statuses: list[McpServerStatus] = []
+        for server in connections.servers:
+            if server.name in failed:
+                detail = f"It did not start: {failed[server.name]}"
+                statuses.append(McpServerStatus(name=server.name, state="failed", detail=detail))
+                continue
+            names = tools.get(server.name, [])
+            detail = None if offered or not names else _UNOFFERED
+            statuses.append(McpServerStatus(name=server.name, state="connected", tools=names, detail=detail))
+        return statuses
+
     # --- the turn ---------------------------------------------------------------------------------
 
     async def run_turn(self, turn: Turn) -> StopReason:
@@ -408,6 +437,22 @@ class LangGraphRunner:
                 edited = self.edit_tool_call(ask.name, ask.args, decision) if self.edit_tool_call else None
                 decisions[ask.tool_call_id] = to_decision(decision, edited_args=edited, name=ask.name)
             run_input = Command(resume=resume_value(asks, decisions))
+
+
+_UNOFFERED = (
+    "The graph does not offer its tools: put `SessionContext.mcp_tools` in the graph's tools, "
+    "or add `AcpMcpMiddleware`."
+)
+
+
+def _offers(graph: Graph, tools: Sequence[BaseTool]) -> bool:
+    """True when the graph's tool nodes hold every one of `tools` (a factory put `SessionContext.mcp_tools` there)."""
+    held: set[str] = set()
+    for node in graph.nodes.values():
+        by_name = getattr(getattr(node, "bound", None), "tools_by_name", None)
+        if isinstance(by_name, Mapping):
+            held.update(cast(Mapping[str, BaseTool], by_name))
+    return all(t.name in held for t in tools)
 
 
 def _checkpointer_of(graph: Graph) -> object:

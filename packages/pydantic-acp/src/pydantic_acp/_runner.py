@@ -20,7 +20,7 @@ from typing import Any, cast
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
-from acpkit_core.runner import Session, ToolInfo, ToolListing, Turn
+from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, Turn
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage
@@ -64,7 +64,7 @@ class _ToolsListed(Exception):
 
 
 class PydanticRunner:
-    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks` and `ToolLister`)."""
+    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks`, `ToolLister` and `McpLister`)."""
 
     def __init__(
         self,
@@ -213,6 +213,19 @@ class PydanticRunner:
     def _session_toolsets(self, session: Session) -> Sequence[AbstractToolset[Any]]:
         mcp = self._mcp.get(session.id)
         return mcp.toolsets if mcp is not None else ()
+
+    # --- McpLister -----------------------------------------------------------------------------
+
+    async def list_mcp_servers(self, turn: Turn) -> list[McpServerStatus]:
+        """Each of the session's MCP servers: connected (with its tools), failed and why, or not connected."""
+        session = turn.session
+        if not self._connect_mcp:
+            why = "The agent runs with connect_mcp_servers=False."
+            return [McpServerStatus(name=s.name, state="not_connected", detail=why) for s in session.mcp_servers]
+        if session.id not in self._mcp:
+            await self.open_session(session)
+        mcp = self._mcp.get(session.id)
+        return await mcp.statuses() if mcp is not None else []
 
     # --- ToolLister ----------------------------------------------------------------------------
 

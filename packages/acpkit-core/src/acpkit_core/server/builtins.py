@@ -1,12 +1,13 @@
-"""The built-in slash commands `/mode`, `/model`, `/clear` and `/tools`."""
+"""The built-in slash commands `/mode`, `/model`, `/thinking`, `/clear`, `/tools` and `/mcp`."""
 
 from __future__ import annotations
 
 import logging
 
 from ..config import SelectOption
-from ..runner import Runner, StopReason, ToolLister, Turn
+from ..runner import McpLister, Runner, StopReason, ToolLister, Turn
 from ..thinking import THINKING_OPTION
+from .mcp_listing import mcp_text
 from .session_manager import SessionManager
 from .tool_listing import tools_text
 from .turn import ServerTurn
@@ -120,4 +121,17 @@ class BuiltinCommands:
             await turn.emit.text(f"Could not list the tools: {error or type(error).__name__}")
             return "end_turn"
         await turn.emit.text(tools_text(listing, turn, self.sessions.session_options.mode(live.session)))
+        return "end_turn"
+
+    async def command_mcp(self, turn: Turn, args: str) -> StopReason | None:
+        """`/mcp`: the session's MCP servers, whether each is connected (or why not) and its tools."""
+        servers = turn.session.mcp_servers
+        assert isinstance(self.runner, McpLister)  # `/mcp` is offered only then
+        try:
+            statuses = await self.runner.list_mcp_servers(turn) if servers else ()
+        except Exception as error:  # the runner's failure is told to the user, the session goes on
+            logger.exception("list_mcp_servers failed")
+            await turn.emit.text(f"Could not list the MCP servers: {error or type(error).__name__}")
+            return "end_turn"
+        await turn.emit.text(mcp_text(servers, statuses))
         return "end_turn"
