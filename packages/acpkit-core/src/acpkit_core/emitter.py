@@ -33,7 +33,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from .runner import NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
+from .runner import Emitter, NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
 from .tool_calls import ToolCalls, json_object
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "SessionUpdate",
     "TurnEmitter",
     "WireUpdate",
+    "notice_model_fallback",
     "notice_update",
     "update_from_json",
     "update_to_json",
@@ -115,6 +116,35 @@ def update_from_json(wire: WireUpdate) -> SessionUpdate:
     return cast(SessionUpdate, note.update)
 
 
+_REASON_LIMIT = 160
+
+
+async def notice_model_fallback(
+    emit: Emitter, failed: Sequence[tuple[str, str | None]], *, now: str | None, answered: bool = False
+) -> None:
+    """Tell the user a model failed and another one answers (the notice both adapters send).
+
+    `failed` are `(model, why)` pairs in order (`why` `None` when its answer was rejected); `now`
+    is the model tried next (`answered=False`, sent before its answer) or the one that answered
+    (`answered=True`, sent after it). The title says `Model retry` when the same model is tried
+    again, else `Model fallback`.
+    """
+    if not failed:
+        return
+    parts: list[str] = []
+    for model, why in failed:
+        reason = " ".join((why or "its answer was rejected").split())
+        if len(reason) > _REASON_LIMIT:
+            reason = reason[: _REASON_LIMIT - 1].rstrip() + "…"
+        parts.append(f"`{model}` failed ({reason})")
+    if now is None:
+        then = "; another model answered." if answered else "; trying the next model."
+    else:
+        then = f"; `{now}` answered instead." if answered else f"; trying `{now}`."
+    title = "Model retry" if now is not None and all(model == now for model, _ in failed) else "Model fallback"
+    await emit.notice(title, description=", ".join(parts) + then, severity="warning")
+
+
 def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLocation]:
     return [ToolCallLocation(path=path, line=line) for path, line in locations]
 
@@ -133,7 +163,8 @@ class TurnEmitter:
 
     def __init__(self, send: Sender, *, coalesce_ms: float = 0.0, context_window: int | None = None) -> None:
         self._send = send
-        self._context_window = context_window
+        self.context_window = context_window
+        """The model's context window in tokens when the runner does not report one (for `usage_update`)."""
         self._window = coalesce_ms / 1000.0
         self.recorded: list[WireUpdate] = []
         """Updates of this turn (wire JSON) to store in the transcript, in order."""
@@ -392,7 +423,7 @@ class TurnEmitter:
             cached_read_tokens=add(prev.cached_read_tokens if prev else None, usage.cached_read_tokens),
             cached_write_tokens=add(prev.cached_write_tokens if prev else None, usage.cached_write_tokens),
         )
-        size = usage.context_size if usage.context_size is not None else self._context_window
+        size = usage.context_size if usage.context_size is not None else self.context_window
         if size is not None:
             used = usage.input_tokens + usage.output_tokens
             await self._emit(UsageUpdate(session_update="usage_update", used=used, size=size), record=False)

@@ -41,6 +41,7 @@ from .ir import Prompt
 if TYPE_CHECKING:
     from .elicitation import Answer, Choice
     from .host import ClientHost
+    from .prompt.meta import OutputSchema
     from .tool_calls import ToolCalls
 
 __all__ = [
@@ -517,7 +518,17 @@ class Turn(Protocol):
 
     @property
     def model_id(self) -> str | None:
-        """The model chosen for this session through the `model` config option, if models are offered."""
+        """The model this prompt runs with, if models are offered: the prompt's own choice
+        (`_meta.acpkit.model`, or `/model <id> <prompt>`), else the session's `model` config option."""
+        ...
+
+    @property
+    def output_schema(self) -> OutputSchema | None:
+        """The structured answer this prompt asked for (`_meta.acpkit.output`), `None` for a free answer.
+
+        A runner that honours it answers with one JSON object validating against the schema, as the
+        turn's whole text (see [`acpkit_core.prompt.meta`][acpkit_core.prompt.meta]).
+        """
         ...
 
     @property

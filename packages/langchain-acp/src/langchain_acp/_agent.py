@@ -14,6 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
 
 from ._checkpoint import CHECKPOINT_FILE, EmbeddedCheckpointer
+from ._model_middleware import check_model_middleware
 from ._runner import Graph, GraphFactory, LangGraphRunner
 from ._thinking import check_thinking_middleware
 
@@ -44,7 +45,9 @@ class LangChainAcpOptions(AgentOptionsKwargs, total=False):
     """When LangGraph writes checkpoints: `"exit"` (once per run), or `"async"`/`"sync"` (after every
     step); the trade-off is on the Sessions page. Default: `"exit"`."""
     models: Sequence[ModelOption]
-    """Models offered in the `model` config option (the graph factory reads the choice). Default: none."""
+    """Models offered in the `model` config option. A `graph_factory` reads the choice as
+    `SessionContext.model_id`; a fixed graph needs `AcpModelMiddleware` (refused without it). A prompt
+    can pick one of them for itself (`_meta.acpkit.model`, `/model <id> <prompt>`). Default: none."""
 
 
 __all__ = ["LangChainAcpOptions", "create_acp_agent", "create_runner", "run_acp"]
@@ -105,6 +108,7 @@ def create_acp_agent(graph: Graph | None = None, **options: Unpack[LangChainAcpO
         raise UserError("create_acp_agent: pass a compiled graph or `graph_factory=`")
     if graph is not None:
         check_thinking_middleware(list(graph.nodes), options.get("config_options", ()))
+        check_model_middleware(list(graph.nodes), options.get("models", ()))
     checkpointer = options.pop("checkpointer", None)
     recursion_limit = options.pop("recursion_limit", None)
     edit_tool_call = options.pop("edit_tool_call", None)

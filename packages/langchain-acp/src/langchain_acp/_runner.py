@@ -44,6 +44,7 @@ from ._callbacks import AcpCallbackHandler
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, current_binding
 from ._events import StreamMapper
+from ._fallback import FallbackWatcher
 from ._gate import gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._mcp import MCP_SERVER_METADATA, McpTools
@@ -352,7 +353,11 @@ class LangGraphRunner:
         config: RunnableConfig = {
             **(self.config or {}),
             "configurable": {**(self.config or {}).get("configurable", {}), "thread_id": state.thread_id},
-            "callbacks": [*handler.handlers(), *cast(list[Any], (self.config or {}).get("callbacks") or [])],
+            "callbacks": [
+                *handler.handlers(),
+                FallbackWatcher(binding),
+                *cast(list[Any], (self.config or {}).get("callbacks") or []),
+            ],
         }
         if self.recursion_limit is not None:
             config["recursion_limit"] = self.recursion_limit

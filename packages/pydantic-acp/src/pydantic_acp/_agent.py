@@ -73,6 +73,11 @@ class PydanticAcpOptions(AgentOptionsKwargs, total=False):
     the turn instead. Default: `True`."""
     connect_mcp_servers: bool
     """Connect the MCP servers the client sends in `session/new`. Default: `True`."""
+    fallback_models: Sequence[Model | str]
+    """Models to try, in order, when the turn's model fails with a provider error (pydantic-ai's
+    `ModelFallback` capability, added to each run): a model id of `models`, a model name or a `Model`.
+    The user sees a notice naming the model that failed, why, and the one that answered.
+    Default: none."""
     show_hooks: bool
     """Show the run's lifecycle as tool-call cards: history rewritten by history processors, provider
     compaction, and the `CustomEvent`s / `CapabilityEvent`s hooks, tools and capabilities emit.
@@ -100,6 +105,7 @@ def create_acp_agent(agent: AnyAgent | None = None, **options: Unpack[PydanticAc
         connect_mcp_servers=options.pop("connect_mcp_servers", True),
         max_stored_attachment=options.get("max_stored_attachment", 1_000_000),
         show_hooks=options.pop("show_hooks", False),
+        fallback_models=options.pop("fallback_models", ()),
     )
     name = (agent.name if agent is not None else None) or "pydantic-acp"
     return AcpAgent(runner, agent_options(options, models=model_options, default_name=name))

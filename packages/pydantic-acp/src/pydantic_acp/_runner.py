@@ -23,6 +23,7 @@ from acpkit_core.errors import UserError
 from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, Turn
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability, ModelFallback
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -81,6 +82,7 @@ class PydanticRunner:
         connect_mcp_servers: bool = True,
         max_stored_attachment: int | None = 1_000_000,
         show_hooks: bool = False,
+        fallback_models: Sequence[Model | str] = (),
     ) -> None:
         if (agent is None) == (agent_factory is None):
             raise UserError("PydanticRunner: pass exactly one of `agent` or `agent_factory=`")
@@ -96,6 +98,7 @@ class PydanticRunner:
         self._connect_mcp = connect_mcp_servers
         self._max_attachment = max_stored_attachment
         self._show_hooks = show_hooks
+        self._fallbacks = tuple(self._models.get(m, m) if isinstance(m, str) else m for m in fallback_models)
         self._mcp: dict[str, SessionMcp] = {}
         warm_up()
 
@@ -167,7 +170,7 @@ class PydanticRunner:
                         model=streaming_model(self.model_for(turn.model_id) or agent.model),
                         deps=self._deps_factory(turn) if self._deps_factory else None,
                         toolsets=toolsets,
-                        capabilities=[bridge, LifecycleCards(turn)] if self._show_hooks else [bridge],
+                        capabilities=self._capabilities(turn, bridge),
                         event_stream_handler=None if own_handler else handle_events,
                         instructions=PLANNING_INSTRUCTIONS if turn.plan_only else None,
                         usage_limits=self._usage_limits,
@@ -193,6 +196,14 @@ class PydanticRunner:
         if not isinstance(result.output, str):
             await projector.output_text(_show(result.output))
         return "cancelled" if turn.cancelled else stop_reason_from_messages(messages)
+
+    def _capabilities(self, turn: Turn, bridge: AcpBridge) -> list[AbstractCapability[Any]]:
+        capabilities: list[AbstractCapability[Any]] = [bridge]
+        if self._show_hooks:
+            capabilities.append(LifecycleCards(turn))
+        if self._fallbacks:
+            capabilities.append(ModelFallback(*(streaming_model(m) or m for m in self._fallbacks)))
+        return capabilities
 
     # --- SessionHooks --------------------------------------------------------------------------
 

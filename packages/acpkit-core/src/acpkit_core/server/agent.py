@@ -333,12 +333,13 @@ class AcpAgent:
         """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
 
         `prompt` is what the client sent (wire JSON, parsed by ACP Kit: a bad block is -32602 naming
-        it), or the SDK's models when the SDK validated them. A prompt over `max_prompt_bytes` is
-        -32602; a turn whose runner raised answers -32603 `The agent failed: <cause>` after it was
-        recorded.
+        it), or the SDK's models when the SDK validated them. The request's `_meta` arrives as
+        keywords; its `acpkit` options are read by [`prompt_options`][acpkit_core.prompt.meta.prompt_options].
+        A prompt over `max_prompt_bytes` is -32602; a turn whose runner raised answers -32603
+        `The agent failed: <cause>` after it was recorded.
         """
         await self.auth.require("session/prompt")
-        return await self.turns.prompt(session_id, prompt)
+        return await self.turns.prompt(session_id, prompt, kwargs)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """`session/cancel`: end the running turn with `cancelled` (a notification; never an error)."""

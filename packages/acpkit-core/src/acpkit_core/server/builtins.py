@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from ..config import SelectOption
+from ..ir import Prompt, Text
 from ..runner import McpLister, Runner, StopReason, ToolLister, Turn
 from ..thinking import THINKING_OPTION
 from .mcp_listing import mcp_text
@@ -77,7 +78,8 @@ class BuiltinCommands:
         return "end_turn"
 
     async def command_model(self, turn: Turn, args: str) -> StopReason | None:
-        """`/model [id]`."""
+        """`/model [id]` lists or switches the session's model; `/model <id> <prompt>` runs the prompt
+        with that model, for this turn only."""
         live = await self.sessions.live(turn.session.id)
         models = self.sessions.session_options.models
         current = live.session.config.get("model")
@@ -85,13 +87,26 @@ class BuiltinCommands:
             listing = ", ".join(f"{m.id}{' (current)' if m.id == current else ''}" for m in models)
             await turn.emit.text(f"Models: {listing}")
             return "end_turn"
-        if args not in {m.id for m in models}:
-            await turn.emit.text(f"Unknown model {args!r}. Models: {', '.join(m.id for m in models)}")
+        parts = args.split(maxsplit=1)
+        if parts[0] not in {m.id for m in models}:
+            await turn.emit.text(f"Unknown model {parts[0]!r}. Models: {', '.join(m.id for m in models)}")
             return "end_turn"
+        if len(parts) == 2 and isinstance(turn, ServerTurn):
+            return await self._run_with_model(turn, parts[0], parts[1])
         self.sessions.session_options.set_option(live.session, "model", args, self.sessions.client)
         await self.sessions.send_options(live.session)
         await turn.emit.text(f"Model: {args}")
         return "end_turn"
+
+    async def _run_with_model(self, turn: ServerTurn, model: str, text: str) -> StopReason | None:
+        """Hand the rest of the prompt (its text after `/model <id>`, and its other blocks) to the
+        runner, with `model` for this turn; the session's model stays as it was."""
+        first = turn.prompt[0]
+        assert isinstance(first, Text)  # `match_command` only matches a prompt that starts with text
+        rest = Text(text=text, annotations=first.annotations, meta=first.meta)
+        turn.run_as(Prompt((rest, *turn.prompt.parts[1:])), model=model)
+        turn.emit.context_window = self.sessions.session_options.context_window(turn.session, model)
+        return await self.runner.run_turn(turn)
 
     async def command_clear(self, turn: Turn, args: str) -> StopReason | None:
         """`/clear`: forget the runner state, remembered permissions and transcript."""

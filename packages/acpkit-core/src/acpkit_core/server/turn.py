@@ -14,6 +14,7 @@ from ..host import ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
 from ..presentation import ToolPresentation, ToolPresenter
+from ..prompt.meta import OutputSchema, PromptOptions
 from ..runner import ClientInfo, PermissionDecision, Session
 from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
@@ -43,9 +44,11 @@ class ServerTurn:
         tool_kinds: Mapping[str, ToolKind],
         tool_presentation: Mapping[str, ToolPresentation] | None = None,
         allowed_paths: tuple[str, ...] = (),
+        options: PromptOptions | None = None,
     ) -> None:
         self._session = session
         self._prompt = prompt
+        self._options = options or PromptOptions()
         self._emit = emitter
         self._client = client
         self._conn = conn
@@ -133,9 +136,23 @@ class ServerTurn:
 
     @property
     def model_id(self) -> str | None:
-        """The model chosen through the `model` config option."""
+        """This prompt's model: its own choice, else the session's `model` config option."""
+        if self._options.model is not None:
+            return self._options.model
         value = self._session.config.get("model")
         return value if isinstance(value, str) else None
+
+    @property
+    def output_schema(self) -> OutputSchema | None:
+        """The structured answer this prompt asked for (`_meta.acpkit.output`)."""
+        return self._options.output
+
+    def run_as(self, prompt: Prompt, *, model: str | None = None) -> None:
+        """Run this turn on `prompt` instead (a command that hands the rest of its text to the runner),
+        with `model` for this prompt only when given."""
+        self._prompt = prompt
+        if model is not None:
+            self._options = PromptOptions(model=model, output=self._options.output)
 
     @property
     def plan_only(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 from acp import RequestError
@@ -23,6 +23,7 @@ from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
 from ..errors import AcpKitError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
+from ..prompt.meta import prompt_options
 from ..runner import Runner, StopReason, turn_context
 from ..store.base import now_iso
 from ..warmup import first_stage_done, turn_started
@@ -64,11 +65,18 @@ class TurnRunner:
         self._tool_kinds = kind_overrides(options.tool_kinds, options.tool_presentation)
         self._owner = new_owner()
 
-    async def prompt(self, session_id: str, blocks: Sequence[PromptBlock | dict[str, Any]]) -> PromptResponse:
+    async def prompt(
+        self,
+        session_id: str,
+        blocks: Sequence[PromptBlock | dict[str, Any]],
+        meta: Mapping[str, Any] | None = None,
+    ) -> PromptResponse:
         """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
 
         `blocks` are the wire JSON blocks (or the SDK's models, where the SDK validated them first);
         they are checked against the prompt size limit, then parsed, before anything runs or is stored.
+        `meta` is the request's `_meta`: its `acpkit` options (a model for this prompt, a structured
+        answer) are checked as strictly as the blocks ([`prompt_options`][acpkit_core.prompt.meta.prompt_options]).
         A turn whose runner raised is recorded, its tool calls closed, and then answered with
         [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603, or the code the error means)
         carrying the one-line cause.
@@ -83,11 +91,12 @@ class TurnRunner:
         parsed = parse_prompt(blocks)
         session = live.session
         session_options = self.sessions.session_options
+        options = prompt_options(meta, models=[m.id for m in session_options.models])
         outbox = self.sessions.outbox
         emitter = TurnEmitter(
             functools.partial(outbox.send, session_id),
             coalesce_ms=self.options.coalesce_ms,
-            context_window=session_options.context_window(session),
+            context_window=session_options.context_window(session, options.model),
         )
         turn = ServerTurn(
             session=session,
@@ -101,6 +110,7 @@ class TurnRunner:
             tool_kinds=self._tool_kinds,
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
+            options=options,
         )
         live.turn = turn
         live.idle.clear()

@@ -317,15 +317,21 @@ class AcpTestClient:
             await asyncio.sleep(0.002)
 
     async def prompt(
-        self, prompt: str | Sequence[PromptBlock], *, session_id: str, attachments: Sequence[PromptBlock] = ()
+        self,
+        prompt: str | Sequence[PromptBlock],
+        *,
+        session_id: str,
+        attachments: Sequence[PromptBlock] = (),
+        meta: Mapping[str, Any] | None = None,
     ) -> PromptResult:
-        """Send `session/prompt`; returns the response with the updates and permission requests it caused."""
+        """Send `session/prompt` (with `meta` as its `_meta`, e.g. `acpkit_core.prompt.prompt_meta(model=...)`);
+        returns the response with the updates and permission requests it caused."""
         blocks: list[PromptBlock] = [text_block(prompt)] if isinstance(prompt, str) else list(prompt)
         blocks += list(attachments)
         seen = len(self.updates.setdefault(session_id, []))
         asked = len(self.permission_requests)
         self._cancel_events[session_id] = asyncio.Event()
-        response = await self.c.prompt(session_id=session_id, prompt=blocks)
+        response = await self.c.prompt(session_id=session_id, prompt=blocks, **dict(meta or {}))
         return PromptResult(
             response=response,
             updates=self.updates[session_id][seen:],
