@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .auth import Authentication
     from .extensions import Extensions
     from .permissions import PermissionPolicy
+    from .plan import PlanProvider
     from .presentation import ToolPresentation
     from .store import SessionStore
 
@@ -233,6 +234,10 @@ class AgentOptions:
     auth: Authentication | None = None
     """Authentication methods advertised in `initialize` (an [`Authentication`][acpkit_core.auth.Authentication]);
     when one is required, every session request answers -32000 until one succeeds. `None`: no authentication."""
+    plan_provider: PlanProvider | None = None
+    """A plan owned by the host, not the model ([`PlanProvider`][acpkit_core.plan.PlanProvider]): read when a
+    session opens and around every turn, shown when it changed; with `set_plan`, the model's changes go to
+    it. `None`: the model's plan (its plan tool, `todos`, a `PlanOutput` answer) is the plan."""
 
 
 class AgentOptionsKwargs(TypedDict, total=False):
@@ -264,6 +269,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     max_message_bytes: int | None
     max_prompt_bytes: int | None
     auth: Authentication | None
+    plan_provider: PlanProvider | None
 
 
 def agent_options(

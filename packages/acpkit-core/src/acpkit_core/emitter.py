@@ -6,7 +6,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from acp.schema import (
     AgentMessageChunk,
@@ -35,6 +35,9 @@ from acp.schema import (
 
 from .runner import Emitter, NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
 from .tool_calls import ToolCalls, json_object
+
+if TYPE_CHECKING:
+    from .plan import TurnPlan
 
 __all__ = [
     "NOTICE_META_KEY",
@@ -177,6 +180,8 @@ class TurnEmitter:
         self._timer: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
         self._last_plan: list[PlanItem] | None = None
+        self.plan_state: TurnPlan | None = None
+        """The session's plan, when the server tracks it: `plan(...)` then changes it (see `acpkit_core.plan`)."""
         self.turn_usage: Usage | None = None
         """Usage added up over the turn, `None` until the runner reports some."""
 
@@ -393,7 +398,17 @@ class TurnEmitter:
     # --- plan and usage ---------------------------------------------------------------------
 
     async def plan(self, items: Sequence[PlanItem]) -> None:
-        """Send the complete plan, unless it equals the previous one."""
+        """Replace the plan: through the session's plan when the server tracks it (`turn.plan.set`;
+        nothing when a host's plan provider owns the plan alone), else sent at once (unless it equals
+        the previous one)."""
+        if self.plan_state is not None:
+            if self.plan_state.writable:  # a host that owns its plan alone is not overwritten
+                await self.plan_state.set(items)
+        else:
+            await self.send_plan(items)
+
+    async def send_plan(self, items: Sequence[PlanItem]) -> None:
+        """Send ACP's `plan` update with the complete list, unless it equals the previous one this turn."""
         await self.flush()
         current = list(items)
         if current == self._last_plan:

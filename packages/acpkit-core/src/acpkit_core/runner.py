@@ -41,6 +41,7 @@ from .ir import Prompt
 if TYPE_CHECKING:
     from .elicitation import Answer, Choice
     from .host import ClientHost
+    from .plan import TurnPlan
     from .prompt.meta import OutputSchema
     from .tool_calls import ToolCalls
 
@@ -591,6 +592,12 @@ class Turn(Protocol):
     @property
     def plan_only(self) -> bool:
         """True when the current mode lets the model plan but not run mutating tools."""
+        ...
+
+    @property
+    def plan(self) -> TurnPlan:
+        """The session's plan ([`TurnPlan`][acpkit_core.plan.TurnPlan]): change it whole or one entry
+        at a time; it is kept with the session and sent to the client on every change."""
         ...
 
     async def ask(

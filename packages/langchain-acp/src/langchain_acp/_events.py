@@ -7,7 +7,11 @@ hands every item to [`StreamMapper.feed`][langchain_acp._events.StreamMapper.fee
   tool-call chunks -> `tool_call` as soon as the name is known, updated as the arguments complete;
   tool messages -> the call's `completed` / `failed` update.
 - `updates`: finished AI messages -> usage and finish reason; tool messages (fallback); `todos`
-  -> `plan`; `__interrupt__` is left to the runner (it reads the interrupts from the state).
+  -> `plan`; a `structured_response` that is a `PlanOutput` -> `plan` and its summary as the answer;
+  `__interrupt__` is left to the runner (it reads the interrupts from the state).
+
+A `PlanOutput` answer (`create_agent(..., response_format=PlanOutput)`) is not shown as a tool
+call: the steps of its structured-output call are shown as the plan while the model writes them.
 
 Chunks from a subgraph (a DeepAgents subagent) are shown as thoughts, and their tool calls carry
 `_meta.acpkit.subagent` with the subgraph's namespace; a subgraph's `todos` are not the session's
@@ -20,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from acpkit_core.plan import PlanOutput, partial_plan, plan_items
 from acpkit_core.runner import Emitter, PlanItem
 from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
@@ -30,7 +35,10 @@ from ._stop import finish_reason
 from ._tools import finish_call
 from ._usage import usage_from_message
 
-__all__ = ["StreamMapper", "message_parts"]
+__all__ = ["PLAN_OUTPUT_TOOL", "StreamMapper", "message_parts"]
+
+PLAN_OUTPUT_TOOL = PlanOutput.__name__
+"""The name `create_agent` gives the structured-output tool of `response_format=PlanOutput`."""
 
 
 def message_parts(message: AIMessage | AIMessageChunk) -> tuple[str, str]:
@@ -85,6 +93,16 @@ def _messages_in(update: Any) -> list[BaseMessage]:
         if isinstance(messages, list | tuple):
             return [m for m in cast(Sequence[Any], messages) if isinstance(m, BaseMessage)]
     return []
+
+
+def _plan_output_in(update: Any) -> PlanOutput | None:
+    """A `PlanOutput` structured response written by one node update."""
+    if isinstance(update, Command):
+        return _plan_output_in(update.update)
+    if isinstance(update, Mapping):
+        found = cast(Mapping[str, Any], update).get("structured_response")
+        return found if isinstance(found, PlanOutput) else None
+    return None
 
 
 def _todos_in(update: Any) -> list[Any] | None:
@@ -168,12 +186,16 @@ class StreamMapper:
                 pending.id = pending.id or chunk.get("id")
                 pending.name = pending.name or chunk.get("name")
                 pending.args += chunk.get("args") or ""
-                if pending.id and pending.name:
+                if pending.id and pending.name == PLAN_OUTPUT_TOOL and not sub:
+                    await self.tools.announce(pending.id, PLAN_OUTPUT_TOOL, None, hidden=True)
+                    await self._partial_plan(pending.args)
+                elif pending.id and pending.name:
                     await self.tools.announce(pending.id, pending.name, pending.args, meta=meta)
         else:
             for call in message.tool_calls:
                 if call["id"]:
-                    await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
+                    hidden = call["name"] == PLAN_OUTPUT_TOOL and not sub
+                    await self.tools.announce(call["id"], call["name"], call["args"], meta=meta, hidden=hidden)
 
     async def _update(self, namespace: tuple[str, ...], update: Any) -> None:
         for message in _messages_in(update):
@@ -186,7 +208,8 @@ class StreamMapper:
                 meta = _subagent_meta(namespace, None) if namespace else None
                 for call in message.tool_calls:
                     if call["id"]:
-                        await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
+                        hidden = call["name"] == PLAN_OUTPUT_TOOL and not namespace
+                        await self.tools.announce(call["id"], call["name"], call["args"], meta=meta, hidden=hidden)
             elif isinstance(message, ToolMessage) and message.tool_call_id:
                 await finish_call(self.tools, message.tool_call_id, message, name=message.name)
         # The plan is the session's: a subagent's own todo list (its `write_todos` in a subgraph)
@@ -197,6 +220,23 @@ class StreamMapper:
             if plan != self.last_plan:
                 self.last_plan = plan
                 await self.emit.plan(plan)
+        answer = None if namespace else _plan_output_in(update)
+        if answer is not None:
+            await self._set_plan(tuple(plan_items(answer) or ()))
+            if answer.summary:
+                self.emit.new_message()
+                await self.emit.text(answer.summary)
+
+    async def _partial_plan(self, args: str) -> None:
+        """The steps of a `PlanOutput` the model is still writing, as the plan."""
+        steps = tuple(partial_plan(args))
+        if steps:
+            await self._set_plan(steps)
+
+    async def _set_plan(self, plan: tuple[PlanItem, ...]) -> None:
+        if plan != self.last_plan:
+            self.last_plan = plan
+            await self.emit.plan(plan)
 
 
 def _subagent_meta(namespace: tuple[str, ...], agent: str | None) -> dict[str, Any]:

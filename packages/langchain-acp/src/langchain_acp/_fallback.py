@@ -41,6 +41,33 @@ class FallbackWatcher(AsyncCallbackHandler):
     run_inline = True
     raise_error = False
 
+    # Model events only: LangChain would otherwise run this handler's coroutines for every chain and
+    # tool event too (in a new event loop per event, for a sync tool in a worker thread).
+    @property
+    def ignore_chain(self) -> bool:
+        """Chain events are not watched."""
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Tool and agent events are not watched."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Retriever events are not watched."""
+        return True
+
+    @property
+    def ignore_retry(self) -> bool:
+        """Retry events are not watched."""
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        """Custom events are not watched."""
+        return True
+
     def __init__(self, binding: Binding) -> None:
         self._binding = binding
         self._names: dict[UUID, str] = {}

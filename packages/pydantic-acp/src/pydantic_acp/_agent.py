@@ -59,8 +59,12 @@ class PydanticAcpOptions(AgentOptionsKwargs, total=False):
     client_tools: bool
     """Offer `read_file`, `write_file` and `run_command` through the client. Default: `False`."""
     plan_tool: bool | None
-    """Offer the `update_plan` tool: `None` in plan-only modes only, `True` always, `False` never.
-    Default: `None`."""
+    """Offer the plan tools (`update_plan`, `update_plan_step`): `None` in plan-only modes only,
+    `True` always, `False` never. Default: `None`."""
+    plan_output: bool
+    """In a plan-only mode, the model answers with the plan itself (a `PlanOutput`: steps and a
+    summary) instead of calling `update_plan`: the steps are shown as the plan while the model writes
+    them, the summary as the answer. Default: `False`."""
     usage_limits: UsageLimits | None
     """`UsageLimits` of each turn; hitting one ends the turn `max_turn_requests` (requests, tool calls,
     cost) or `max_tokens` (token limits). Default: none."""
@@ -106,6 +110,7 @@ def create_acp_agent(agent: AnyAgent | None = None, **options: Unpack[PydanticAc
         max_stored_attachment=options.get("max_stored_attachment", 1_000_000),
         show_hooks=options.pop("show_hooks", False),
         fallback_models=options.pop("fallback_models", ()),
+        plan_output=options.pop("plan_output", False),
     )
     name = (agent.name if agent is not None else None) or "pydantic-acp"
     return AcpAgent(runner, agent_options(options, models=model_options, default_name=name))

@@ -114,6 +114,8 @@ class BuiltinCommands:
         live.session.state.clear()
         live.session.history.clear()
         live.server.pop("permissions", None)
+        if self.sessions.options.plan_provider is None:
+            await turn.plan.clear()  # the client stops showing it; a host's plan is the host's to clear
         if isinstance(turn, ServerTurn):
             turn.remembered = turn.remembered.forget()
             turn.emit.recorded.clear()

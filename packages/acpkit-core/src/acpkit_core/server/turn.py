@@ -13,9 +13,10 @@ from ..emitter import TurnEmitter
 from ..host import ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
+from ..plan import PlanChange, PlanProvider, TurnPlan
 from ..presentation import ToolPresentation, ToolPresenter
 from ..prompt.meta import OutputSchema, PromptOptions
-from ..runner import ClientInfo, PermissionDecision, Session
+from ..runner import ClientInfo, PermissionDecision, PlanItem, Session
 from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
 
@@ -45,6 +46,8 @@ class ServerTurn:
         tool_presentation: Mapping[str, ToolPresentation] | None = None,
         allowed_paths: tuple[str, ...] = (),
         options: PromptOptions | None = None,
+        plan: Sequence[PlanItem] = (),
+        plan_provider: PlanProvider | None = None,
     ) -> None:
         self._session = session
         self._prompt = prompt
@@ -57,6 +60,8 @@ class ServerTurn:
         self._allowed_paths = allowed_paths
         self._host: ClientHost | None = None
         self._cancel = asyncio.Event()
+        self._plan = TurnPlan(session, plan, self._send_plan, provider=plan_provider)
+        emitter.plan_state = self._plan
         emitter.tool_calls.classifier = self
         emitter.tool_calls.cwd = session.cwd
         if tool_presentation:
@@ -81,6 +86,9 @@ class ServerTurn:
             send=emitter.send_unrecorded,
         )
         """Asks the turn's questions (`ask`)."""
+
+    async def _send_plan(self, items: Sequence[PlanItem], change: PlanChange) -> None:
+        await self._emit.send_plan(items)
 
     async def _read_for_diff(self, path: str) -> str | None:
         return await self.host.read_for_diff(path)
@@ -158,6 +166,11 @@ class ServerTurn:
     def plan_only(self) -> bool:
         """True in a mode that plans without running mutating tools."""
         return self._mode is not None and self._mode.plan_only
+
+    @property
+    def plan(self) -> TurnPlan:
+        """The session's plan."""
+        return self._plan
 
     # --- cancellation ---------------------------------------------------------------------------
 

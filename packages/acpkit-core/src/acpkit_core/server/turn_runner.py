@@ -22,6 +22,7 @@ from acp.schema import (
 from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
 from ..errors import AcpKitError, SessionBusyError, error_code
+from ..plan import PLAN_STATE_KEY, plan_from_json
 from ..presentation import kind_overrides, validate_presentation
 from ..prompt.meta import prompt_options
 from ..runner import Runner, StopReason, turn_context
@@ -111,6 +112,8 @@ class TurnRunner:
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
             options=options,
+            plan=plan_from_json(live.server.get(PLAN_STATE_KEY)),
+            plan_provider=self.options.plan_provider,
         )
         live.turn = turn
         live.idle.clear()
@@ -199,6 +202,7 @@ class TurnRunner:
                     SessionInfoUpdate(session_update="session_info_update", title=title, updated_at=now_iso())
                 )
         command = match_command(turn.prompt, self.commands)
+        await self._refresh_plan(turn)
         work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
         failure: TurnFailed | None = None
         bound = turn_context.set(turn)  # tools find the turn (`current_turn()`); tasks copy it from here
@@ -208,6 +212,7 @@ class TurnRunner:
             stop, failure = "end_turn", exc
         finally:
             turn_context.reset(bound)
+        await self._refresh_plan(turn)
         await emitter.flush()
         if emitter.tool_calls.open_ids():
             reason = (
@@ -215,6 +220,10 @@ class TurnRunner:
             )
             await emitter.tool_calls.close_open(f"The turn failed: {failure.cause}" if failure else reason)
         live.server["permissions"] = turn.remembered.to_json()
+        if turn.plan.items:
+            live.server[PLAN_STATE_KEY] = turn.plan.to_json()
+        else:
+            live.server.pop(PLAN_STATE_KEY, None)
         if emitter.turn_usage is not None:
             totals = live.server.setdefault("usage", {})
             for key, value in emitter.turn_usage.model_dump(exclude_none=True).items():
@@ -253,6 +262,15 @@ class TurnRunner:
         if turn.cancelled:
             return "cancelled"
         return result or "end_turn"
+
+    async def _refresh_plan(self, turn: ServerTurn) -> None:
+        """Show the host's plan if it changed (`PlanProvider.get_plan`); a provider that fails is logged."""
+        if self.options.plan_provider is None or turn.cancelled:
+            return
+        try:
+            await turn.plan.refresh()
+        except Exception:
+            logger.exception("session %s: the plan provider failed", turn.session.id)
 
     async def _runner_failed(self, live: LiveSession, exc: BaseException) -> TurnFailed:
         """Log the traceback, drop what the failed run left in the state, and say why in one line."""
