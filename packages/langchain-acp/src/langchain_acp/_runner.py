@@ -27,7 +27,7 @@ from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import UserError
-from acpkit_core.ir import Prompt
+from acpkit_core.ir import Prompt, Text
 from acpkit_core.permissions import EditHook
 from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, ToolSource, Turn
 from acpkit_core.stop import stop_reason_from_finish
@@ -390,7 +390,7 @@ class LangGraphRunner:
     ) -> StopReason:
         state = turn.session.state
         unanswered = answer_unanswered(state, await _committed_messages(graph, config)) if was_stopped(state) else []
-        run_input: Any = {"messages": [*unanswered, human_message(turn.prompt, root_dir=turn.session.cwd)]}
+        run_input: Any = {"messages": [*unanswered, human_message(_asked(turn), root_dir=turn.session.cwd)]}
         while True:
             mapper.interrupted = False
             try:
@@ -458,6 +458,18 @@ def _offers(graph: Graph, tools: Sequence[BaseTool]) -> bool:
         if isinstance(by_name, Mapping):
             held.update(cast(Mapping[str, BaseTool], by_name))
     return all(t.name in held for t in tools)
+
+
+def _asked(turn: Turn) -> Prompt:
+    """The turn's prompt, with the words asking for the structured answer the prompt's `_meta` asked
+    for (`turn.output_schema`) when its text does not carry them already."""
+    output = turn.output_schema
+    if output is None:
+        return turn.prompt
+    words = output.instructions()
+    if any(isinstance(p, Text) and words in p.text for p in turn.prompt):
+        return turn.prompt
+    return Prompt((*turn.prompt.parts, Text(text=words)))
 
 
 def _checkpointer_of(graph: Graph) -> object:

@@ -12,6 +12,9 @@ ACP lets a request carry extras in `_meta`. ACP Kit reads two, under `_meta.acpk
   session's model;
 - `output`: answer with one JSON object that validates against `schema` (how an ACP agent serves
   as a model asked for structured output: see [ACP agents as models](../core/delegate.md)).
+  pydantic-acp runs its agent with that output type; langchain-acp adds
+  [`OutputSchema.instructions`][acpkit_core.prompt.meta.OutputSchema.instructions] to the prompt
+  when its text does not already carry them.
 
 [`prompt_options`][acpkit_core.prompt.meta.prompt_options] reads and checks them on the server
 (a bad value is -32602 naming the field); [`prompt_meta`][acpkit_core.prompt.meta.prompt_meta]
@@ -21,6 +24,7 @@ that does not know these keys ignores them, as ACP asks of unknown `_meta`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -43,6 +47,15 @@ class OutputSchema:
     """A name for the answer (a framework's output tool or schema name)."""
     description: str | None = None
     """What the answer is, in words (given to the model with the schema)."""
+
+    def instructions(self) -> str:
+        """The words that ask a model (or any ACP agent) for this answer, added after a prompt's text."""
+        about = f" ({self.description})" if self.description else ""
+        return (
+            f"Answer with a single JSON object{about} and nothing else: no prose before or after it, no code "
+            "fence. It must validate against this JSON schema:\n"
+            f"{json.dumps(dict(self.schema), ensure_ascii=False, sort_keys=True)}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The wire form (`_meta.acpkit.output`)."""
