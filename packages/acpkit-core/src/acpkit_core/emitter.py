@@ -454,6 +454,16 @@ class TurnEmitter:
         self.new_message()
         await self._send(notice_update(title, description=description, severity=severity))
 
+    async def session_info(self, *, title: str | None = None, meta: Mapping[str, Any] | None = None) -> None:
+        """Send `session_info_update` with `title` and/or `_meta`, stamped now (not recorded)."""
+        from .store.base import now_iso
+
+        meta_json = dict(meta) if meta else None
+        update = SessionInfoUpdate(
+            session_update="session_info_update", title=title, updated_at=now_iso(), field_meta=meta_json
+        )
+        await self.send_unrecorded(update)
+
     async def send_unrecorded(self, update: SessionUpdate) -> None:
         """Send an update that is not part of the transcript (session info, mode changes)."""
         await self.flush()

@@ -471,6 +471,14 @@ class Emitter(Protocol):
         """Record one model response's usage and send `usage_update`."""
         ...
 
+    async def session_info(self, *, title: str | None = None, meta: Mapping[str, Any] | None = None) -> None:
+        """Send `session_info_update` (the session's title and/or its `_meta`), stamped now.
+
+        Not part of the transcript. A runner that changes the title also sets `session.title`, which
+        is stored with the session (`session/list` shows it).
+        """
+        ...
+
     async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "info") -> None:
         """Tell the user something that is neither the answer nor a tool call (a model fallback, a
         server that did not start): advisory, live only, never replayed by `session/load`.

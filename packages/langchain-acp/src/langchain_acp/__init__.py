@@ -64,12 +64,22 @@ from ._session import (
     serialize_state,
     validate_state,
 )
+from ._state_updates import (
+    DEFAULT_STATE_UPDATES,
+    StateContext,
+    StateProjection,
+    as_notice,
+    as_plan,
+    as_session_info,
+    as_tool_content,
+)
 from ._stop import error_code, stop_reason_from_error, stop_reason_from_state
 from ._thinking import AcpThinkingMiddleware
 from ._tool_middleware import AcpToolMiddleware
 from ._usage import usage_from_message
 
 __all__ = [
+    "DEFAULT_STATE_UPDATES",
     "SNAPSHOT_META_KEY",
     "AcpCallbackHandler",
     "AcpChatModel",
@@ -93,6 +103,12 @@ __all__ = [
     "SessionIdExtractor",
     "SnapshotLabel",
     "SnapshotMode",
+    "StateContext",
+    "StateProjection",
+    "as_notice",
+    "as_plan",
+    "as_session_info",
+    "as_tool_content",
     "ask_user",
     "audio_block_to_content",
     "bind_connection",

@@ -52,6 +52,7 @@ from ._mcp_middleware import MCP_MIDDLEWARE_NAME
 from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._session import LangGraphSessionState
+from ._state_updates import DEFAULT_STATE_UPDATES, StateProjection, check_state_updates
 from ._stop import stop_reason_from_error
 from ._warm import warm_up
 
@@ -109,6 +110,9 @@ class LangGraphRunner:
     """Lets the developer replace a tool call's arguments when the user approves it."""
     config: RunnableConfig | None = None
     """Extra config merged into every run (tags, metadata, callbacks)."""
+    state_updates: Mapping[str, StateProjection | None] | None = None
+    """How writes of graph-state keys are shown (`langchain_acp._state_updates`); `todos` is the plan
+    unless mapped otherwise."""
     durability: Durability = "exit"
     """When LangGraph writes checkpoints: `"exit"` (default) once per run, when it ends or pauses;
     `"async"`/`"sync"` after every step. With `"exit"` a turn costs one checkpoint write, and a
@@ -118,6 +122,7 @@ class LangGraphRunner:
     _mcp: dict[str, McpTools] = field(default_factory=dict[str, McpTools])
     _mcp_unreported: set[str] = field(default_factory=set[str])
     _open: set[str] = field(default_factory=set[str])
+    _state_seen: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
     _preparing: asyncio.Future[None] | None = None
 
     def __post_init__(self) -> None:
@@ -125,6 +130,7 @@ class LangGraphRunner:
             raise UserError("LangGraphRunner: pass exactly one of `graph` or `graph_factory`.")
         if self.graph is not None:
             check_graph(self.graph)
+            check_state_updates(self.state_updates or {}, list(cast(Mapping[str, object], self.graph.channels)))  # pyright: ignore[reportUnknownMemberType]
         if self.checkpointer is None and (self.graph is None or not has_checkpointer(self.graph)):
             self.embedded.preload()
         warm_up()
@@ -150,6 +156,7 @@ class LangGraphRunner:
             built = self.graph_factory(ctx)
             graph = await built if inspect.isawaitable(built) else built
             check_graph(graph)
+            check_state_updates(self.state_updates or {}, list(cast(Mapping[str, object], graph.channels)))  # pyright: ignore[reportUnknownMemberType]
         else:
             assert self.graph is not None
             graph = self.graph
@@ -204,6 +211,7 @@ class LangGraphRunner:
         for key in [k for k in self._graphs if k[0] == session.id]:
             del self._graphs[key]
         self.embedded.forget(LangGraphSessionState.extract(session.state, session.id).thread_id)
+        self._state_seen.pop(session.id, None)
         connections = self._mcp.pop(session.id, None)
         self._mcp_unreported.discard(session.id)
         if connections is not None:
@@ -367,7 +375,14 @@ class LangGraphRunner:
         # Cancellation is the server's: on `session/cancel` it cancels this task, which stops the graph.
         token = current_binding.set(binding)
         try:
-            return await self._drive(graph, turn, config, StreamMapper(turn.emit, tracker), tracker)
+            mapper = StreamMapper(
+                turn.emit,
+                tracker,
+                turn=turn,
+                projections={**DEFAULT_STATE_UPDATES, **(self.state_updates or {})},
+                seen=self._state_seen.setdefault(session.id, {}),
+            )
+            return await self._drive(graph, turn, config, mapper, tracker)
         except asyncio.CancelledError:
             remember_unstarted(session.state, tracker.unstarted_ids())
             raise
