@@ -27,7 +27,7 @@ from acpkit_core.errors import UserError
 from acpkit_core.extensions import Extensions
 from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.presentation import shell_tool
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner import Session, StopReason, Turn
 from acpkit_core.store import MemoryStore
 from langgraph.graph import END, START, MessagesState, StateGraph
 from pydantic_ai import Agent
@@ -46,6 +46,11 @@ def _hook() -> ModuleType:
 
 async def _noop(turn: Turn, args: str) -> StopReason:
     return "end_turn"
+
+
+class _NoPlan:
+    async def get_plan(self, session: Session) -> None:
+        return None
 
 
 MODELS = (ModelOption(id="m1"), ModelOption(id="m2"))
@@ -72,6 +77,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "max_message_bytes": (1 << 20, lambda v: v),
     "max_prompt_bytes": (1 << 19, lambda v: v),
     "auth": (Authentication(methods=[EnvVarMethod(id="k", name="Key", vars=["ACME_API_KEY"])]), lambda v: v),
+    "plan_provider": (_NoPlan(), lambda v: v),
 }
 
 
@@ -96,7 +102,8 @@ def _pydantic(**options: Any) -> AcpAgent:
 def _langchain(**options: Any) -> AcpAgent:
     given: dict[str, Any] = {"modes": STANDARD_MODES}
     given.update(options)
-    return langchain_acp.create_acp_agent(_graph(), models=MODELS, **given)
+    # a factory: it gets the model chosen (a fixed graph offered models needs AcpModelMiddleware)
+    return langchain_acp.create_acp_agent(graph_factory=lambda ctx: _graph(), models=MODELS, **given)
 
 
 ADAPTERS = {"pydantic": _pydantic, "langchain": _langchain}
