@@ -28,7 +28,7 @@ from acpkit_core.errors import UserError
 from acpkit_core.extensions import Extensions
 from acpkit_core.permissions import PermissionPolicy
 from acpkit_core.presentation import shell_tool
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner import Session, StopReason, Turn
 from acpkit_core.store import MemoryStore
 from acpkit_core.telemetry import Telemetry
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -52,6 +52,11 @@ async def _noop(turn: Turn, args: str) -> StopReason:
 
 async def _no_fallback(question: Question, turn: Turn) -> Answer | None:
     return Answer(outcome="unavailable")
+
+
+class _NoPlan:
+    async def get_plan(self, session: Session) -> None:
+        return None
 
 
 MODELS = (ModelOption(id="m1"), ModelOption(id="m2"))
@@ -81,6 +86,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "auth": (Authentication(methods=[EnvVarMethod(id="k", name="Key", vars=["ACME_API_KEY"])]), lambda v: v),
     "telemetry": (Telemetry(traces=False, metrics=False), lambda v: v),
     "ask_fallback": (_no_fallback, lambda v: v),
+    "plan_provider": (_NoPlan(), lambda v: v),
 }
 
 
@@ -105,7 +111,8 @@ def _pydantic(**options: Any) -> AcpAgent:
 def _langchain(**options: Any) -> AcpAgent:
     given: dict[str, Any] = {"modes": STANDARD_MODES}
     given.update(options)
-    return langchain_acp.create_acp_agent(_graph(), models=MODELS, **given)
+    # a factory: it gets the model chosen (a fixed graph offered models needs AcpModelMiddleware)
+    return langchain_acp.create_acp_agent(graph_factory=lambda ctx: _graph(), models=MODELS, **given)
 
 
 ADAPTERS = {"pydantic": _pydantic, "langchain": _langchain}

@@ -57,6 +57,7 @@ RUNNER_CONTRACT = frozenset(
         "acpkit_core.host",
         "acpkit_core.ir",
         "acpkit_core.permissions",
+        "acpkit_core.plan",
         "acpkit_core.presentation",
         "acpkit_core.prompt",
         "acpkit_core.prompt.media",

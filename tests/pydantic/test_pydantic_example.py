@@ -120,7 +120,7 @@ async def test_acpkit_run_serves_the_example(tmp_path: Path) -> None:
         r = await c.prompt("Look at README.md", session_id=sid)
     assert init.agent_info is not None and init.agent_info.name == "pydantic-example"
     assert listed.text == (  # the client tools and the plan tool the agent uses, with the example's policy
-        "Tools the model can call in mode agentic: 4 tools, 4 usable (2 after asking).\n"
+        "Tools the model can call in mode agentic: 5 tools, 5 usable (2 after asking).\n"
         "\n"
         "Client tools (the editor's files and terminal):\n"
         "- `read_file` (read) — allowed — Read a text file of the project as the editor has it "
@@ -131,7 +131,9 @@ async def test_acpkit_run_serves_the_example(tmp_path: Path) -> None:
         "\n"
         "Plan tool:\n"
         "- `update_plan` (think) — allowed — Replace the plan shown to the user with these steps "
-        "(always send the complete list)."
+        "(always send the complete list).\n"
+        "- `update_plan_step` (think) — allowed — Mark progress on one step of the plan (`step` counts from 1), "
+        "or change its text."
     )
     assert r.stop_reason == "end_turn"
     assert (tmp_path / "acpkit-notes.md").read_text() == "# Notes\n\nFirst line of README.md: # Project\n"

@@ -104,7 +104,7 @@ async def test_planning_mode_projects_the_plan_tool_and_hides_mutating_tools() -
         await c.initialize()
         sid = await c.new_session()
         r = await c.prompt("plan it", session_id=sid)
-    assert offered(script, 0) == ["grep_files", "read_file", PLAN_TOOL_NAME]
+    assert offered(script, 0) == ["grep_files", "read_file", PLAN_TOOL_NAME, "update_plan_step"]
     assert PLANNING_INSTRUCTIONS in (script.infos[0].instructions or "")
     plans = [u for u in r.updates if isinstance(u, AgentPlanUpdate)]
     assert [[(e.content, e.status, e.priority) for e in p.entries] for p in plans] == [

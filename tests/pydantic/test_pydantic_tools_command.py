@@ -41,7 +41,7 @@ def tooled_agent(script: Script) -> Agent[None, str]:
 
 
 AGENTIC = """\
-Tools the model can call in mode agentic: 7 tools, 6 usable (1 after asking).
+Tools the model can call in mode agentic: 8 tools, 7 usable (1 after asking).
 
 Agent tools:
 - `count_words` (other) — allowed — Count the words of a text.
@@ -54,6 +54,7 @@ Client tools (the editor's files and terminal):
 
 Plan tool:
 - `update_plan` (think) — allowed — Replace the plan shown to the user with these steps (always send the complete list).
+- `update_plan_step` (think) — allowed — Mark progress on one step of the plan (`step` counts from 1), or change its text.
 
 MCP server `notes`:
 - `lookup_word` (search) — allowed — Look a word up in the test dictionary.
@@ -61,7 +62,7 @@ MCP server `notes`:
 Note: MCP server `broken` did not start: """
 
 READONLY = """\
-Tools the model can call in mode readonly: 7 tools, 3 usable.
+Tools the model can call in mode readonly: 8 tools, 4 usable.
 
 Agent tools:
 - `count_words` (other) — off in mode readonly — Count the words of a text.
@@ -74,6 +75,7 @@ Client tools (the editor's files and terminal):
 
 Plan tool:
 - `update_plan` (think) — allowed — Replace the plan shown to the user with these steps (always send the complete list).
+- `update_plan_step` (think) — allowed — Mark progress on one step of the plan (`step` counts from 1), or change its text.
 
 MCP server `notes`:
 - `lookup_word` (search) — allowed — Look a word up in the test dictionary.
@@ -102,7 +104,7 @@ async def test_tools_lists_every_tool_the_model_is_offered_and_follows_the_mode(
     assert readonly.text.startswith(READONLY)
     # the "usable" tools are exactly those the model is then offered (the mode's filter is core's)
     assert usable(agentic.text) == agentic.offered
-    assert usable(readonly.text) == readonly.offered == ["lookup_word", "read_file", "update_plan"]
+    assert usable(readonly.text) == readonly.offered == ["lookup_word", "read_file", "update_plan", "update_plan_step"]
 
 
 async def test_client_tools_follow_what_the_client_supports() -> None:

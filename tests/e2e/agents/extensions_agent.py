@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from acpkit_core.config import AgentOptions
-from acpkit_core.extensions import Extensions
+from acpkit_core.extensions import ExtensionContext, Extensions
 from acpkit_core.server import AcpAgent, run_stdio
 from acpkit_core.testing import ScriptedRunner
 from pydantic import BaseModel
@@ -34,6 +34,24 @@ async def list_pings(params: dict[str, object]) -> dict[str, object]:
 @extensions.notification("acme/ping")
 async def ping(params: dict[str, object]) -> None:
     pings.append(str(params.get("from", "?")))
+
+
+@extensions.method("acme/whoami")
+async def whoami(params: dict[str, object], ctx: ExtensionContext) -> dict[str, object]:
+    session = ctx.session
+    return {
+        "client": ctx.client_info,
+        "terminal": ctx.client.terminal,
+        "capabilities": dict(ctx.client_capabilities),
+        "protocolVersion": ctx.protocol_version,
+        "principal": ctx.principal,
+        "session": None if session is None else {"id": session.id, "cwd": session.cwd, "title": session.title},
+    }
+
+
+@extensions.notification("acme/seen")
+async def seen(params: dict[str, object], ctx: ExtensionContext) -> None:
+    pings.append(f"seen in {ctx.session.id if ctx.session else None}")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         UserError,
         to_request_error,
     )
-    from .extensions import Extensions
+    from .extensions import ExtensionContext, Extensions
     from .host import ClientHost, CommandResult
     from .ir import Binary, ContextRef, Link, Part, Prompt, Text
     from .local_host import LocalClientHost
@@ -53,7 +53,9 @@ if TYPE_CHECKING:
         Emitter,
         HistoryLog,
         HttpMcpServer,
+        McpLister,
         McpServer,
+        McpServerStatus,
         PermissionDecision,
         PlanItem,
         Runner,
@@ -108,6 +110,7 @@ __all__ = [
     "ContextRef",
     "EditHook",
     "Emitter",
+    "ExtensionContext",
     "Extensions",
     "HistoryLog",
     "HostError",
@@ -116,7 +119,9 @@ __all__ = [
     "InvalidCursorError",
     "Link",
     "LocalClientHost",
+    "McpLister",
     "McpServer",
+    "McpServerStatus",
     "MemoryStore",
     "Mode",
     "ModelOption",
@@ -211,7 +216,7 @@ _HOMES: dict[str, str] = {
         ],
         "errors",
     ),
-    **dict.fromkeys(["Extensions"], "extensions"),
+    **dict.fromkeys(["ExtensionContext", "Extensions"], "extensions"),
     **dict.fromkeys(["ClientHost", "CommandResult"], "host"),
     **dict.fromkeys(["LocalClientHost"], "local_host"),
     **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),
@@ -223,7 +228,9 @@ _HOMES: dict[str, str] = {
             "Emitter",
             "HistoryLog",
             "HttpMcpServer",
+            "McpLister",
             "McpServer",
+            "McpServerStatus",
             "PermissionDecision",
             "PlanItem",
             "Runner",

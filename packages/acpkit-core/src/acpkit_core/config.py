@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .elicitation import AskFallback
     from .extensions import Extensions
     from .permissions import PermissionPolicy
+    from .plan import PlanProvider
     from .presentation import ToolPresentation
     from .store import SessionStore
     from .telemetry import Telemetry
@@ -257,6 +258,10 @@ class AgentOptions:
     be asked by elicitation in the needed mode: an async `(question, turn) -> Answer | None`
     ([`AskFallback`][acpkit_core.elicitation.AskFallback]); `None` from it, or no fallback, asks a
     permission-style question instead."""
+    plan_provider: PlanProvider | None = None
+    """A plan owned by the host, not the model ([`PlanProvider`][acpkit_core.plan.PlanProvider]): read when a
+    session opens and around every turn, shown when it changed; with `set_plan`, the model's changes go to
+    it. `None`: the model's plan (its plan tool, `todos`, a `PlanOutput` answer) is the plan."""
 
 
 class AgentOptionsKwargs(TypedDict, total=False):
@@ -291,6 +296,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     auth: Authentication | None
     telemetry: Telemetry | None
     ask_fallback: AskFallback | None
+    plan_provider: PlanProvider | None
 
 
 def agent_options(

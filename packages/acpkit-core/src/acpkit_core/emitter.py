@@ -6,7 +6,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from acp.schema import (
     AgentMessageChunk,
@@ -35,15 +35,21 @@ from acp.schema import (
 )
 
 from . import prices
-from .runner import PlanItem, ToolCallContent, TurnUsage
+from .runner import Emitter, NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
 from .tool_calls import ToolCalls, json_object
 
+if TYPE_CHECKING:
+    from .plan import TurnPlan
+
 __all__ = [
+    "NOTICE_META_KEY",
     "MessageBlock",
     "Sender",
     "SessionUpdate",
     "TurnEmitter",
     "WireUpdate",
+    "notice_model_fallback",
+    "notice_update",
     "update_from_json",
     "update_to_json",
 ]
@@ -76,6 +82,33 @@ Sender: TypeAlias = Callable[[WireUpdate], Awaitable[None]]
 
 _CHUNK_KINDS: dict[str, str] = {"text": "agent_message_chunk", "thought": "agent_thought_chunk"}
 
+NOTICE_META_KEY = "notice"
+"""The key under `_meta.acpkit` of an agent message that carries a notice (`severity`, `title`,
+`description`), so a client that knows it can show the message as a notice."""
+
+
+def notice_update(
+    title: str, *, description: str | None = None, severity: NoticeSeverity = "info", message_id: str | None = None
+) -> WireUpdate:
+    """The one form a notice takes on the wire (today: an agent message of its own, tagged in `_meta`).
+
+    ACP has no stable notice update yet (the "session notices" RFD proposes `sessionUpdate: notice`).
+    Until a client can be sent one, a notice is an `agent_message_chunk` every client shows: the
+    title in bold and the description, as a Markdown quote, with `_meta.acpkit.notice` holding the
+    structured fields. Everything that sends a notice goes through this function.
+    """
+    body = f"**{title}**" + (f": {description}" if description else "")
+    text = "\n".join(f"> {line}" if line else ">" for line in body.splitlines())
+    fields: dict[str, Any] = {"severity": severity, "title": title}
+    if description:
+        fields["description"] = description
+    return {
+        "_meta": {"acpkit": {NOTICE_META_KEY: fields}},
+        "content": {"text": text, "type": "text"},
+        "messageId": message_id or uuid.uuid4().hex,
+        "sessionUpdate": "agent_message_chunk",
+    }
+
 
 def update_to_json(update: SessionUpdate) -> dict[str, Any]:
     """The wire JSON of an update (what the transcript stores)."""
@@ -86,6 +119,35 @@ def update_from_json(wire: WireUpdate) -> SessionUpdate:
     """The SDK model of an update's wire JSON (validated; raises `pydantic.ValidationError`)."""
     note = SessionNotification.model_validate({"sessionId": "-", "update": wire})
     return cast(SessionUpdate, note.update)
+
+
+_REASON_LIMIT = 160
+
+
+async def notice_model_fallback(
+    emit: Emitter, failed: Sequence[tuple[str, str | None]], *, now: str | None, answered: bool = False
+) -> None:
+    """Tell the user a model failed and another one answers (the notice both adapters send).
+
+    `failed` are `(model, why)` pairs in order (`why` `None` when its answer was rejected); `now`
+    is the model tried next (`answered=False`, sent before its answer) or the one that answered
+    (`answered=True`, sent after it). The title says `Model retry` when the same model is tried
+    again, else `Model fallback`.
+    """
+    if not failed:
+        return
+    parts: list[str] = []
+    for model, why in failed:
+        reason = " ".join((why or "its answer was rejected").split())
+        if len(reason) > _REASON_LIMIT:
+            reason = reason[: _REASON_LIMIT - 1].rstrip() + "…"
+        parts.append(f"`{model}` failed ({reason})")
+    if now is None:
+        then = "; another model answered." if answered else "; trying the next model."
+    else:
+        then = f"; `{now}` answered instead." if answered else f"; trying `{now}`."
+    title = "Model retry" if now is not None and all(model == now for model, _ in failed) else "Model fallback"
+    await emit.notice(title, description=", ".join(parts) + then, severity="warning")
 
 
 def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLocation]:
@@ -119,7 +181,8 @@ class TurnEmitter:
         """The turn's cost in US dollars, added up over the responses whose price is known."""
         self.show_thoughts = show_thoughts
         """Send reasoning (`False`: `thought` drops it; the session's `show_thinking` option is off)."""
-        self._context_window = context_window
+        self.context_window = context_window
+        """The model's context window in tokens when the runner does not report one (for `usage_update`)."""
         self._window = coalesce_ms / 1000.0
         self.recorded: list[WireUpdate] = []
         """Updates of this turn (wire JSON) to store in the transcript, in order."""
@@ -132,6 +195,8 @@ class TurnEmitter:
         self._timer: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
         self._last_plan: list[PlanItem] | None = None
+        self.plan_state: TurnPlan | None = None
+        """The session's plan, when the server tracks it: `plan(...)` then changes it (see `acpkit_core.plan`)."""
         self.turn_usage: Usage | None = None
         """Usage added up over the turn, `None` until the runner reports some."""
 
@@ -350,7 +415,17 @@ class TurnEmitter:
     # --- plan and usage ---------------------------------------------------------------------
 
     async def plan(self, items: Sequence[PlanItem]) -> None:
-        """Send the complete plan, unless it equals the previous one."""
+        """Replace the plan: through the session's plan when the server tracks it (`turn.plan.set`;
+        nothing when a host's plan provider owns the plan alone), else sent at once (unless it equals
+        the previous one)."""
+        if self.plan_state is not None:
+            if self.plan_state.writable:  # a host that owns its plan alone is not overwritten
+                await self.plan_state.set(items)
+        else:
+            await self.send_plan(items)
+
+    async def send_plan(self, items: Sequence[PlanItem]) -> None:
+        """Send ACP's `plan` update with the complete list, unless it equals the previous one this turn."""
         await self.flush()
         current = list(items)
         if current == self._last_plan:
@@ -394,7 +469,7 @@ class TurnEmitter:
             )
         if cost is not None:
             self.turn_cost = (self.turn_cost or 0.0) + cost
-        size = usage.context_size if usage.context_size is not None else self._context_window
+        size = usage.context_size if usage.context_size is not None else self.context_window
         if size is None:
             size = prices.context_window(usage.model, usage.provider)
         if size is not None:
@@ -407,6 +482,27 @@ class TurnEmitter:
                 cost=Cost(amount=round(total, 6), currency="USD") if total is not None else None,
             )
             await self._emit(meter, record=False)
+
+    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "info") -> None:
+        """Tell the user something that is neither the answer nor a tool call.
+
+        Sent as [`notice_update`][acpkit_core.emitter.notice_update] says.
+        A notice is live only: it is not part of the transcript, so `session/load` does not replay
+        it, and the answer's text after it starts a new message.
+        """
+        await self.flush()
+        self.new_message()
+        await self._send(notice_update(title, description=description, severity=severity))
+
+    async def session_info(self, *, title: str | None = None, meta: Mapping[str, Any] | None = None) -> None:
+        """Send `session_info_update` with `title` and/or `_meta`, stamped now (not recorded)."""
+        from .store.base import now_iso
+
+        meta_json = dict(meta) if meta else None
+        update = SessionInfoUpdate(
+            session_update="session_info_update", title=title, updated_at=now_iso(), field_meta=meta_json
+        )
+        await self.send_unrecorded(update)
 
     async def send_unrecorded(self, update: SessionUpdate) -> None:
         """Send an update that is not part of the transcript (session info, mode changes)."""

@@ -22,7 +22,10 @@ AcpAgent(runner, AgentOptions(extensions=extensions))
 
 A client calls `_acme/echo` (the SDK's `ext_method("acme/echo", {...})`). Handlers are typed: a
 parameter annotated with a pydantic model gets the params validated into it (a mismatch answers
--32602 with the validation message); otherwise it gets the params dict. A method returns a dict
+-32602 with the validation message); otherwise it gets the params dict. A handler that takes a
+second parameter gets an [`ExtensionContext`][acpkit_core.extensions.ExtensionContext]: the
+connection it was called on (the client's capabilities and info, the negotiated protocol version,
+the remote principal) and the session named by the params' `sessionId`. A method returns a dict
 or a pydantic model. An unknown method answers -32601; an unknown notification is logged and
 dropped (a notification has no answer). `initialize` lists what is served under
 `agentCapabilities._meta["acpkit.extensions"]` as `{"methods": [...], "notifications": [...]}`.
@@ -32,24 +35,56 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar, cast, get_type_hints
 
 from acp import RequestError
 from pydantic import BaseModel, ValidationError
 
-from .errors import UserError
+from .errors import AcpKitError, UserError
+from .runner import ClientInfo, Session
 
-__all__ = ["EXTENSIONS_META_KEY", "ExtensionHandler", "Extensions"]
+__all__ = ["EXTENSIONS_META_KEY", "ExtensionContext", "ExtensionHandler", "Extensions"]
 
 log = logging.getLogger("acpkit.extensions")
 
 EXTENSIONS_META_KEY = "acpkit.extensions"
 """The `_meta` key of `agentCapabilities` listing the served extensions."""
 
-ExtensionHandler: TypeAlias = Callable[[Any], Awaitable[Any]]
-"""An async function taking the params (a dict or a pydantic model) and returning the result."""
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtensionContext:
+    """The connection an extension method or notification arrived on, for handlers that take it.
+
+    Declare a second parameter on the handler (`async def handler(params, ctx: ExtensionContext)`)
+    to receive it.
+    """
+
+    client: ClientInfo
+    """What the client advertised in `initialize`, as the server reads it (files, terminal, boolean
+    options, elicitation, its name)."""
+    client_capabilities: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """The client's `clientCapabilities` as it sent them (wire JSON), including its own `_meta`."""
+    client_info: Mapping[str, Any] | None = None
+    """The client's `clientInfo` (`name`, `title`, `version`) as it sent it, when it did."""
+    protocol_version: int | None = None
+    """The protocol version agreed in `initialize` (`None` before it)."""
+    principal: str | None = None
+    """Who the connection's client is when served remotely with bearer tokens (`acpkit serve`);
+    `None` over stdio."""
+    session: Session | None = None
+    """The session named by the params' `sessionId` (an open one, else as stored), `None` when the
+    params name none. A `sessionId` that is unknown, or another principal's, answers -32002 to a
+    method (a notification is dropped) before the handler runs."""
+
+
+ExtensionHandler: TypeAlias = Callable[..., Awaitable[Any]]
+"""An async function taking the params (a dict or a pydantic model), and optionally an
+[`ExtensionContext`][acpkit_core.extensions.ExtensionContext], and returning the result."""
+
+ContextFactory: TypeAlias = Callable[[dict[str, Any]], Awaitable[ExtensionContext]]
+"""Builds the context of one call from its params (the server resolves `sessionId`)."""
 
 _H = TypeVar("_H", bound=ExtensionHandler)
 
@@ -58,16 +93,20 @@ _H = TypeVar("_H", bound=ExtensionHandler)
 class _Route:
     handler: ExtensionHandler
     params: type[BaseModel] | None
+    wants_context: bool
 
 
-def _params_model(handler: ExtensionHandler, name: str) -> type[BaseModel] | None:
+def _route(handler: ExtensionHandler, name: str) -> _Route:
     if not inspect.iscoroutinefunction(handler):
         raise UserError(f"extension {name!r}: the handler must be an async function")
     parameters = list(inspect.signature(handler).parameters.values())
-    if len(parameters) != 1:
-        raise UserError(f"extension {name!r}: the handler takes exactly one argument, the params")
+    if len(parameters) not in (1, 2):
+        raise UserError(
+            f"extension {name!r}: the handler takes the params, and optionally an ExtensionContext as a second argument"
+        )
     hint = get_type_hints(handler).get(parameters[0].name)
-    return hint if isinstance(hint, type) and issubclass(hint, BaseModel) else None
+    model = hint if isinstance(hint, type) and issubclass(hint, BaseModel) else None
+    return _Route(handler, model, len(parameters) == 2)
 
 
 def _check_name(name: str) -> None:
@@ -97,7 +136,7 @@ class Extensions:
         def register(handler: _H) -> _H:
             if name in table:
                 raise UserError(f"extension {what} {name!r} is registered twice")
-            table[name] = _Route(handler, _params_model(handler, name))
+            table[name] = _route(handler, name)
             return handler
 
         return register
@@ -106,12 +145,20 @@ class Extensions:
         """What `initialize` advertises under `agentCapabilities._meta`."""
         return {EXTENSIONS_META_KEY: {"methods": sorted(self._methods), "notifications": sorted(self._notifications)}}
 
-    async def call(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Run method `name` (without the `_`); -32601 when unknown, -32602 when the params do not validate."""
+    async def call(self, name: str, params: dict[str, Any], context: ContextFactory | None = None) -> dict[str, Any]:
+        """Run method `name` (without the `_`); -32601 when unknown, -32602 when the params do not validate.
+
+        `context` builds the [`ExtensionContext`][acpkit_core.extensions.ExtensionContext] of a
+        handler that takes one (the server passes it; without it such a handler gets a bare context).
+        """
         route = self._methods.get(name)
         if route is None:
             raise RequestError.method_not_found(f"_{name}")
-        result = await route.handler(_validated(route, name, params))
+        value = _validated(route, name, params)
+        if route.wants_context:
+            result = await route.handler(value, await _context(context, params))
+        else:
+            result = await route.handler(value)
         if isinstance(result, BaseModel):
             return result.model_dump(mode="json", by_alias=True, exclude_none=True)
         if result is None:
@@ -120,18 +167,28 @@ class Extensions:
             raise TypeError(f"extension method {name!r} returned {type(result).__name__}; return a dict or a model")
         return cast(dict[str, Any], result)
 
-    async def notify(self, name: str, params: dict[str, Any]) -> None:
-        """Run notification `name` (without the `_`); unknown ones and bad params are logged and dropped."""
+    async def notify(self, name: str, params: dict[str, Any], context: ContextFactory | None = None) -> None:
+        """Run notification `name` (without the `_`); unknown ones, bad params and unknown sessions are
+        logged and dropped."""
         route = self._notifications.get(name)
         if route is None:
             log.warning("ignoring unknown extension notification _%s", name)
             return
         try:
             value = _validated(route, name, params)
-        except RequestError as exc:
-            log.warning("ignoring extension notification _%s: %s", name, exc.data)
+            if not route.wants_context:
+                await route.handler(value)
+                return
+            ctx = await _context(context, params)
+        except (RequestError, AcpKitError) as exc:
+            detail = exc.data if isinstance(exc, RequestError) and exc.data else exc
+            log.warning("ignoring extension notification _%s: %s", name, detail)
             return
-        await route.handler(value)
+        await route.handler(value, ctx)
+
+
+async def _context(factory: ContextFactory | None, params: dict[str, Any]) -> ExtensionContext:
+    return await factory(params) if factory is not None else ExtensionContext(client=ClientInfo())
 
 
 def _validated(route: _Route, name: str, params: dict[str, Any]) -> Any:

@@ -9,8 +9,9 @@ invariants) is done by the server, once, for every runner.
 
 Optional hooks ([`SessionHooks`][acpkit_core.runner.SessionHooks],
 [`SessionDeleter`][acpkit_core.runner.SessionDeleter],
-[`ToolLister`][acpkit_core.runner.ToolLister]) let a runner start per-session resources (MCP
-connections), forget a deleted session's data, and list its tools for `/tools`.
+[`ToolLister`][acpkit_core.runner.ToolLister], [`McpLister`][acpkit_core.runner.McpLister]) let
+a runner start per-session resources (MCP connections), forget a deleted session's data, list its
+tools for `/tools` and its MCP servers for `/mcp`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from .ir import Prompt
 if TYPE_CHECKING:
     from .elicitation import Answer, Choice
     from .host import ClientHost
+    from .plan import TurnPlan
+    from .prompt.meta import OutputSchema
     from .tool_calls import ToolCalls
 
 __all__ = [
@@ -47,7 +50,11 @@ __all__ = [
     "Emitter",
     "HistoryLog",
     "HttpMcpServer",
+    "McpLister",
     "McpServer",
+    "McpServerState",
+    "McpServerStatus",
+    "NoticeSeverity",
     "PermissionDecision",
     "PlanItem",
     "Runner",
@@ -304,6 +311,9 @@ class ClientInfo:
 
 # --- Values the runner hands the emitter ---------------------------------------------------------
 
+NoticeSeverity: TypeAlias = Literal["info", "warning", "error"]
+"""How much a notice matters: a hint for the client's presentation, never a failure of the turn."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanItem:
@@ -398,6 +408,26 @@ class ToolListing:
     start, or one connected only when the first prompt arrives); never leave them out silently."""
 
 
+McpServerState: TypeAlias = Literal["connected", "failed", "not_connected"]
+"""Where one of the session's MCP servers stands: its tools are offered (`connected`), it did not start
+(`failed`), or the runner does not connect it (`not_connected`, with the reason)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerStatus:
+    """One of the session's MCP servers as `/mcp` shows it (what `McpLister.list_mcp_servers` returns)."""
+
+    name: str
+    """The server's name, as the client gave it in `mcpServers`."""
+    state: McpServerState
+    """`connected`, `failed` or `not_connected`."""
+    detail: str | None = None
+    """Why it failed or is not connected; for a connected server, anything the user should know
+    about it (its tools could not be listed, or the agent does not offer them)."""
+    tools: Sequence[str] = ()
+    """The names of the tools it offers, when connected."""
+
+
 # --- Protocols ---------------------------------------------------------------------------------
 
 
@@ -459,6 +489,22 @@ class Emitter(Protocol):
         """Record one model response's usage and send `usage_update`."""
         ...
 
+    async def session_info(self, *, title: str | None = None, meta: Mapping[str, Any] | None = None) -> None:
+        """Send `session_info_update` (the session's title and/or its `_meta`), stamped now.
+
+        Not part of the transcript. A runner that changes the title also sets `session.title`, which
+        is stored with the session (`session/list` shows it).
+        """
+        ...
+
+    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "info") -> None:
+        """Tell the user something that is neither the answer nor a tool call (a model fallback, a
+        server that did not start): advisory, live only, never replayed by `session/load`.
+
+        [`TurnEmitter.notice`][acpkit_core.emitter.TurnEmitter.notice] says how it is shown.
+        """
+        ...
+
 
 class Turn(Protocol):
     """Everything a runner gets for one `session/prompt`."""
@@ -499,7 +545,17 @@ class Turn(Protocol):
 
     @property
     def model_id(self) -> str | None:
-        """The model chosen for this session through the `model` config option, if models are offered."""
+        """The model this prompt runs with, if models are offered: the prompt's own choice
+        (`_meta.acpkit.model`, or `/model <id> <prompt>`), else the session's `model` config option."""
+        ...
+
+    @property
+    def output_schema(self) -> OutputSchema | None:
+        """The structured answer this prompt asked for (`_meta.acpkit.output`), `None` for a free answer.
+
+        A runner that honours it answers with one JSON object validating against the schema, as the
+        turn's whole text (see [`acpkit_core.prompt.meta`][acpkit_core.prompt.meta]).
+        """
         ...
 
     @property
@@ -574,6 +630,12 @@ class Turn(Protocol):
     @property
     def plan_only(self) -> bool:
         """True when the current mode lets the model plan but not run mutating tools."""
+        ...
+
+    @property
+    def plan(self) -> TurnPlan:
+        """The session's plan ([`TurnPlan`][acpkit_core.plan.TurnPlan]): change it whole or one entry
+        at a time; it is kept with the session and sent to the client on every change."""
         ...
 
     async def ask(
@@ -670,6 +732,23 @@ class ToolLister(Protocol):
         the server shows, for each tool, its kind and whether the current mode and permission
         policy let it run. Called by the `/tools` command, on a turn that runs no model; the
         turn gives the client's capabilities (`turn.host.can_read`, ...) and `turn.plan_only`.
+        """
+        ...
+
+
+@runtime_checkable
+class McpLister(Protocol):
+    """Optional: lets `/mcp` say, for each of the session's MCP servers, whether it is connected and what it offers.
+
+    A runner that does not implement it still gets `/mcp`, which then lists the servers the client
+    gave and says the agent does not report on them.
+    """
+
+    async def list_mcp_servers(self, turn: Turn) -> Sequence[McpServerStatus]:
+        """The state of each of `turn.session.mcp_servers` (by name) now.
+
+        A server left out is shown as not connected. Called by the `/mcp` command, on a turn that
+        runs no model.
         """
         ...
 

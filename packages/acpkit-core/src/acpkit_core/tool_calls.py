@@ -454,12 +454,22 @@ class ToolCalls:
                     content=content,
                     shown=record.content,
                 )
+            record.content = [*record.content, *content]
             await self._emit.send_tool_call_update(
-                tool_call_id,
-                status=record.status,
-                content=[*record.content, *content],
-                raw_output=raw_output,
+                tool_call_id, status=record.status, content=list(record.content), raw_output=raw_output
             )
+
+    async def add_content(self, tool_call_id: str, content: Sequence[ToolCallContent]) -> bool:
+        """Add content to a shown call, running or already finished (something its result caused and
+        that is known only afterwards, such as the files a tool's state update wrote); the call's
+        content is sent again, whole, with it. False for a call that is unknown or hidden."""
+        async with self._lock:
+            record = self.calls.get(tool_call_id)
+            if record is None or record.hidden or not content:
+                return False
+            record.content = [*record.content, *content]
+            await self._emit.send_tool_call_update(tool_call_id, content=list(record.content))
+            return True
 
     async def fail(self, tool_call_id: str, message: str, *, name: str | None = None) -> None:
         """The call did not run or did not finish: `failed` with `message` as its content."""

@@ -14,7 +14,8 @@ ACP middleware for `langchain.agents.create_agent` (real `AgentMiddleware` subcl
 - `AcpPermissionMiddleware`: asks before gated tool calls; approve, edit, reject with re-plan;
 - `AcpModeMiddleware`: agentic / interactive / readonly / planning tool restrictions;
 - `AcpMcpMiddleware`: the tools of the session's MCP servers (the editor's `mcpServers`);
-- `AcpThinkingMiddleware`: the session's thinking level as a model setting (`reasoning_effort`).
+- `AcpThinkingMiddleware`: the session's thinking level as a model setting (`reasoning_effort`);
+- `AcpModelMiddleware`: the turn's model (the session's or the prompt's choice) on every model call.
 
 Inside a turn run by `LangGraphRunner` they report to that turn; a hand-built server gives them
 a connection and a session id through [`bind_connection`][langchain_acp.bind_connection].
@@ -48,6 +49,7 @@ from ._delegate import AcpChatModel
 from ._mcp import McpServerError, McpServerFailure, McpServerLike, McpTools
 from ._mcp_middleware import AcpMcpMiddleware
 from ._middleware import bind_connection, client_host, current_acp
+from ._model_middleware import AcpModelMiddleware
 from ._modes import AcpModeMiddleware
 from ._permission_middleware import AcpPermissionMiddleware
 from ._plan import todos_to_plan
@@ -62,17 +64,28 @@ from ._session import (
     serialize_state,
     validate_state,
 )
+from ._state_updates import (
+    DEFAULT_STATE_UPDATES,
+    StateContext,
+    StateProjection,
+    as_notice,
+    as_plan,
+    as_session_info,
+    as_tool_content,
+)
 from ._stop import error_code, stop_reason_from_error, stop_reason_from_state
 from ._thinking import AcpThinkingMiddleware
 from ._tool_middleware import AcpToolMiddleware
 from ._usage import usage_from_message
 
 __all__ = [
+    "DEFAULT_STATE_UPDATES",
     "SNAPSHOT_META_KEY",
     "AcpCallbackHandler",
     "AcpChatModel",
     "AcpMcpMiddleware",
     "AcpModeMiddleware",
+    "AcpModelMiddleware",
     "AcpPermissionMiddleware",
     "AcpSessionMiddleware",
     "AcpThinkingMiddleware",
@@ -90,6 +103,12 @@ __all__ = [
     "SessionIdExtractor",
     "SnapshotLabel",
     "SnapshotMode",
+    "StateContext",
+    "StateProjection",
+    "as_notice",
+    "as_plan",
+    "as_session_info",
+    "as_tool_content",
     "ask_user",
     "audio_block_to_content",
     "bind_connection",

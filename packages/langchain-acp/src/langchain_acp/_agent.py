@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack
 
 from acpkit_core.config import AgentOptions, AgentOptionsKwargs, ModelOption, agent_options
@@ -14,7 +14,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability
 
 from ._checkpoint import CHECKPOINT_FILE, EmbeddedCheckpointer
+from ._model_middleware import check_model_middleware
 from ._runner import Graph, GraphFactory, LangGraphRunner
+from ._state_updates import StateProjection
 from ._thinking import check_thinking_middleware
 
 if TYPE_CHECKING:
@@ -45,8 +47,15 @@ class LangChainAcpOptions(AgentOptionsKwargs, total=False):
     durability: Durability
     """When LangGraph writes checkpoints: `"exit"` (once per run), or `"async"`/`"sync"` (after every
     step); the trade-off is on the Sessions page. Default: `"exit"`."""
+    state_updates: Mapping[str, StateProjection | None]
+    """How writes of graph-state keys are shown: `{"files": as_tool_content(), "status": as_notice(title=...)}`
+    ([State as updates](../langchain/features.md#graph-state-as-updates)); `todos` is shown as the plan
+    unless mapped otherwise (`None` shows nothing). A key the graph's state does not have is refused.
+    Default: `{"todos": as_plan()}`."""
     models: Sequence[ModelOption]
-    """Models offered in the `model` config option (the graph factory reads the choice). Default: none."""
+    """Models offered in the `model` config option. A `graph_factory` reads the choice as
+    `SessionContext.model_id`; a fixed graph needs `AcpModelMiddleware` (refused without it). A prompt
+    can pick one of them for itself (`_meta.acpkit.model`, `/model <id> <prompt>`). Default: none."""
 
 
 __all__ = ["LangChainAcpOptions", "create_acp_agent", "create_runner", "run_acp"]
@@ -64,6 +73,7 @@ def create_runner(
     recursion_limit: int | None = None,
     edit_tool_call: EditHook | None = None,
     durability: Durability = "exit",
+    state_updates: Mapping[str, StateProjection | None] | None = None,
 ) -> tuple[LangGraphRunner, AgentOptions]:
     """The runner for `graph` and the options with the session store opened (shared by server and checkpoints).
 
@@ -88,6 +98,7 @@ def create_runner(
         recursion_limit=recursion_limit,
         edit_tool_call=edit_tool_call,
         durability=durability,
+        state_updates=state_updates,
     )
     return runner, options
 
@@ -107,10 +118,12 @@ def create_acp_agent(graph: Graph | None = None, **options: Unpack[LangChainAcpO
         raise UserError("create_acp_agent: pass a compiled graph or `graph_factory=`")
     if graph is not None:
         check_thinking_middleware(list(graph.nodes), options.get("config_options", ()))
+        check_model_middleware(list(graph.nodes), options.get("models", ()))
     checkpointer = options.pop("checkpointer", None)
     recursion_limit = options.pop("recursion_limit", None)
     edit_tool_call = options.pop("edit_tool_call", None)
     durability = options.pop("durability", "exit")
+    state_updates = options.pop("state_updates", None)
     models = options.pop("models", ())
     runner, served = create_runner(
         graph,
@@ -120,6 +133,7 @@ def create_acp_agent(graph: Graph | None = None, **options: Unpack[LangChainAcpO
         recursion_limit=recursion_limit,
         edit_tool_call=edit_tool_call,
         durability=durability,
+        state_updates=state_updates,
     )
     return AcpAgent(runner, served)
 

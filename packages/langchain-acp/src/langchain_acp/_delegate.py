@@ -27,8 +27,13 @@ on the first call and ended by [`aclose`][langchain_acp.AcpChatModel.aclose] (or
   messages after the last `AIMessage` go to the remote session that holds the rest; an unknown
   history opens a new session and is sent once as a transcript.
 - **Cancellation**: cancelling the task that streams or invokes the model sends `session/cancel`.
-- **Refused**: `bind_tools` (the remote agent cannot call back into this process: give it the tools),
-  `stop` sequences, and non-text message content.
+- **Structured output**: `with_structured_output(...)`, `create_agent(..., response_format=...)`
+  (tool or provider strategy) and any `bind_tools(..., tool_choice="any")` that requires a call
+  are asked of the remote agent as one JSON object (see
+  [`acpkit_core.delegate.structured`][acpkit_core.delegate.structured]); its answer comes back as
+  that tool's call (or, for `response_format` JSON, as the text), which LangChain parses as usual.
+- **Refused**: `bind_tools` that leaves the call to the model (the remote agent cannot call back
+  into this process: give it the tools), `stop` sequences, and non-text message content.
 - **Event loops**: async calls use the caller's loop; synchronous calls (`invoke`) run on one
   private loop thread per model. Use one model for one of the two.
 """
@@ -37,12 +42,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from acpkit_core.delegate import (
     ConversationSessions,
+    OutputChoice,
     RemoteAgent,
     RemoteEvent,
     RemotePermissions,
@@ -51,14 +58,20 @@ from acpkit_core.delegate import (
     RemoteToolCall,
     Turn,
     acpkit_run_command,
+    answer_instructions,
+    answer_schema,
+    answer_text,
+    parse_answer,
     prompt_text,
 )
 from acpkit_core.errors import UserError
+from acpkit_core.prompt import prompt_meta
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 __all__ = ["AcpChatModel"]
@@ -110,15 +123,35 @@ class AcpChatModel(BaseChatModel):
             self._sessions = ConversationSessions(self._remote)
         return self._remote
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, AIMessage]:
-        """Refused when tools are given: the remote agent runs its own tools and cannot call ours."""
-        if tools:
-            names = ", ".join(str(getattr(t, "name", None) or getattr(t, "__name__", t)) for t in tools)
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Runnable[Any, AIMessage]:
+        """Tools the model must call (structured output) become one JSON answer; others are refused.
+
+        When the call is required (`tool_choice` `"any"`, `"required"` or a tool's name, as
+        `with_structured_output` and `create_agent`'s structured output ask), the remote agent is asked
+        for one JSON object naming its choice, returned as that tool's call. Tools left to the model's
+        choice are refused: the remote agent runs its own tools and cannot call ours.
+        """
+        if not tools:
+            return self.bind(**kwargs) if kwargs else self
+        specs = [convert_to_openai_tool(t)["function"] for t in tools]
+        chosen = _forced(tool_choice, kwargs)
+        if chosen is None:
+            names = ", ".join(str(s["name"]) for s in specs)
             raise UserError(
                 f"AcpChatModel cannot offer tools ({names}) to the remote ACP agent: it runs its own tools. "
-                "Give the tools to the remote agent, or use another model for this graph."
+                "Give the tools to the remote agent, or use another model for this graph. (Tools the model must "
+                "call, as structured output asks with tool_choice='any', are answered as one JSON object.)"
             )
-        return self
+        choices = [
+            {
+                "name": s["name"],
+                "schema": s.get("parameters") or {"type": "object"},
+                "description": s.get("description"),
+            }
+            for s in specs
+            if chosen == "" or s["name"] == chosen
+        ]
+        return self.bind(acp_output_choices=choices, **kwargs)
 
     async def aclose(self) -> None:
         """End the remote agent's process (after async use); the next call starts a new one."""
@@ -193,16 +226,28 @@ class AcpChatModel(BaseChatModel):
             raise UserError("AcpChatModel does not support stop sequences: the remote ACP agent decides when to stop")
         remote = self.remote
         assert self._sessions is not None
+        choices, native = _structured(kwargs)
         split = _last_answer(messages) + 1
         earlier, new = _turns(messages[:split]), _turns(messages[split:])
         session, fresh = await self._sessions.session_for(earlier)
         blocks = _Blocks()
         answer: list[str] = []
+        said: str | None = None
         stop_reason: str | None = None
-        async with session.prompt(prompt_text(new, earlier=earlier if fresh else ())) as events:
+        text, meta = prompt_text(new, earlier=earlier if fresh else ()), None
+        if choices:
+            output = answer_schema(choices)
+            text, meta = f"{text}\n\n{answer_instructions(output)}", prompt_meta(output=output)
+        async with session.prompt(text, meta=meta) as events:
             async for event in events:
                 if isinstance(event, RemoteText):
                     answer.append(event.text)
+                    if choices:  # a structured answer: read whole, at the end
+                        continue
+                if event.kind == "end" and choices and event.stop_reason == "end_turn":
+                    name, args = parse_answer("".join(answer), choices)
+                    said = answer_text(args)
+                    yield ChatGenerationChunk(message=blocks.answer(name, said, native=native))
                 chunk = blocks.chunk(event)
                 if event.kind == "end":
                     stop_reason = event.stop_reason
@@ -213,7 +258,8 @@ class AcpChatModel(BaseChatModel):
                     await run_manager.on_llm_new_token(event.text, chunk=generation)
                 yield generation
         if stop_reason == "end_turn":
-            self._sessions.remember([*earlier, *new, Turn(role="assistant", text="".join(answer))], session)
+            reply = said if said is not None else "".join(answer)
+            self._sessions.remember([*earlier, *new, Turn(role="assistant", text=reply)], session)
 
 
 class _Blocks:
@@ -228,6 +274,13 @@ class _Blocks:
             self.index += 1
         self._last = kind
         return self.index
+
+    def answer(self, name: str, said: str, *, native: bool) -> AIMessageChunk:
+        """The structured answer: the JSON as a text block, or the call of the tool the remote agent chose."""
+        if native:
+            return AIMessageChunk(content=[{"type": "text", "text": said, "index": self._next("text")}])
+        call = {"name": name, "args": said, "id": f"call_{uuid.uuid4().hex[:24]}", "index": 0}
+        return AIMessageChunk(content=[], tool_call_chunks=[call])  # pyright: ignore[reportArgumentType]
 
     def chunk(self, event: RemoteEvent) -> AIMessageChunk:
         if isinstance(event, RemoteText):
@@ -279,6 +332,38 @@ class _Blocks:
         return blocks
 
 
+def _forced(tool_choice: Any, kwargs: dict[str, Any]) -> str | None:
+    """The tool a call is required of (`""`: any of them), `None` when calling one is left to the model."""
+    if isinstance(tool_choice, dict):
+        function = cast(dict[str, Any], cast(dict[str, Any], tool_choice).get("function") or {})
+        return str(function.get("name") or "")
+    if tool_choice in ("any", "required", True) or "ls_structured_output_format" in kwargs:
+        return ""
+    if isinstance(tool_choice, str) and tool_choice not in ("auto", "none"):
+        return tool_choice
+    return None
+
+
+def _structured(kwargs: dict[str, Any]) -> tuple[list[OutputChoice], bool]:
+    """The structured answers a call accepts (bound output tools, or a `response_format` JSON schema),
+    and whether the answer is text (a JSON `response_format`) rather than a tool call."""
+    bound: Any = kwargs.get("acp_output_choices")
+    if bound:
+        return [
+            OutputChoice(name=c["name"], schema=c["schema"], description=c.get("description")) for c in bound
+        ], False
+    response_format: object = kwargs.get("response_format")
+    if isinstance(response_format, dict) and cast(dict[str, Any], response_format).get("type") == "json_schema":
+        spec = cast(dict[str, Any], cast(dict[str, Any], response_format).get("json_schema") or {})
+        name = str(spec.get("name") or "response")
+        return [
+            OutputChoice(
+                name=name, schema=spec.get("schema") or {"type": "object"}, description=spec.get("description")
+            )
+        ], True
+    return [], False
+
+
 def _last_answer(messages: Sequence[BaseMessage]) -> int:
     for index in range(len(messages) - 1, -1, -1):
         if isinstance(messages[index], AIMessage):
@@ -290,7 +375,8 @@ def _turns(messages: Sequence[BaseMessage]) -> list[Turn]:
     turns: list[Turn] = []
     for message in messages:
         if isinstance(message, AIMessage):
-            turns.append(Turn(role="assistant", text=message.text))
+            text = message.text or "".join(answer_text(c["args"]) for c in message.tool_calls)
+            turns.append(Turn(role="assistant", text=text))
             continue
         role = "system" if isinstance(message, SystemMessage) else "user"
         if isinstance(message, HumanMessage | SystemMessage) and not isinstance(message.content, str):

@@ -6,8 +6,13 @@ hands every item to [`StreamMapper.feed`][langchain_acp._events.StreamMapper.fee
 - `messages`: AI message chunks -> text (`agent_message_chunk`), reasoning (`agent_thought_chunk`),
   tool-call chunks -> `tool_call` as soon as the name is known, updated as the arguments complete;
   tool messages -> the call's `completed` / `failed` update.
-- `updates`: finished AI messages -> usage and finish reason; tool messages (fallback); `todos`
-  -> `plan`; `__interrupt__` is left to the runner (it reads the interrupts from the state).
+- `updates`: finished AI messages -> usage and finish reason; tool messages (fallback); the state
+  keys of `state_updates` through their projections (`todos` -> `plan` by default, see
+  `langchain_acp._state_updates`); a `structured_response` that is a `PlanOutput` -> `plan` and its
+  summary as the answer; `__interrupt__` is left to the runner (it reads the interrupts from the state).
+
+A `PlanOutput` answer (`create_agent(..., response_format=PlanOutput)`) is not shown as a tool
+call: the steps of its structured-output call are shown as the plan while the model writes them.
 
 Chunks from a subgraph (a DeepAgents subagent) are shown as thoughts, and their tool calls carry
 `_meta.acpkit.subagent` with the subgraph's namespace; a subgraph's `todos` are not the session's
@@ -20,17 +25,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from acpkit_core.runner import Emitter, PlanItem
+from acpkit_core.plan import PlanOutput, partial_plan, plan_items
+from acpkit_core.runner import Emitter, PlanItem, Turn
 from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langgraph.types import Command
 
-from ._plan import todos_to_plan
+from ._state_updates import DEFAULT_STATE_UPDATES, StateContext, StateProjection
 from ._stop import finish_reason
 from ._tools import finish_call
 from ._usage import usage_from_message
 
-__all__ = ["StreamMapper", "message_parts"]
+__all__ = ["PLAN_OUTPUT_TOOL", "StreamMapper", "message_parts"]
+
+PLAN_OUTPUT_TOOL = PlanOutput.__name__
+"""The name `create_agent` gives the structured-output tool of `response_format=PlanOutput`."""
 
 
 def message_parts(message: AIMessage | AIMessageChunk) -> tuple[str, str]:
@@ -87,19 +96,26 @@ def _messages_in(update: Any) -> list[BaseMessage]:
     return []
 
 
-def _todos_in(update: Any) -> list[Any] | None:
+def _plan_output_in(update: Any) -> PlanOutput | None:
+    """A `PlanOutput` structured response written by one node update."""
     if isinstance(update, Command):
-        return _todos_in(update.update)
-    if isinstance(update, list | tuple):
-        result = None
-        for item in cast(Sequence[Any], update):
-            result = _todos_in(item) or result
-        return result
+        return _plan_output_in(update.update)
     if isinstance(update, Mapping):
-        todos = cast(Mapping[str, Any], update).get("todos")
-        if isinstance(todos, list):
-            return cast(list[Any], todos)
+        found = cast(Mapping[str, Any], update).get("structured_response")
+        return found if isinstance(found, PlanOutput) else None
     return None
+
+
+def _writes(update: Any, tool_call_id: str | None = None) -> list[tuple[Mapping[str, Any], str | None]]:
+    """The state writes of one node update, each with the tool call whose result carried it (if any)."""
+    if isinstance(update, Command):
+        return _writes(update.update, tool_call_id)
+    if isinstance(update, list | tuple):
+        return [w for item in cast(Sequence[Any], update) for w in _writes(item, tool_call_id)]
+    if isinstance(update, Mapping):
+        calls = [m.tool_call_id for m in _messages_in(update) if isinstance(m, ToolMessage)]
+        return [(cast(Mapping[str, Any], update), calls[-1] if len(calls) == 1 else tool_call_id)]
+    return []
 
 
 @dataclass
@@ -125,6 +141,12 @@ class StreamMapper:
     """The last plan sent."""
     interrupted: bool = False
     """The run paused on an interrupt (the runner then reads the interrupts from the state)."""
+    turn: Turn | None = None
+    """The server's turn (for projections that need the session)."""
+    projections: Mapping[str, StateProjection | None] = field(default_factory=lambda: dict(DEFAULT_STATE_UPDATES))
+    """How each state key's writes are shown (`state_updates`; `todos` -> the plan by default)."""
+    seen: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The value of each projected key as last shown in the session (the `previous` of the next change)."""
     _message_id: str | None = None
     _pending: dict[tuple[str, int], _Pending] = field(default_factory=dict[tuple[str, int], _Pending])
 
@@ -141,7 +163,7 @@ class StreamMapper:
                 if node == "__interrupt__":
                     self.interrupted = True
                     continue
-                await self._update(namespace, update)
+                await self._update(namespace, update, node)
 
     async def _message(self, namespace: tuple[str, ...], message: Any, agent: str | None = None) -> None:
         if isinstance(message, ToolMessage):
@@ -168,14 +190,18 @@ class StreamMapper:
                 pending.id = pending.id or chunk.get("id")
                 pending.name = pending.name or chunk.get("name")
                 pending.args += chunk.get("args") or ""
-                if pending.id and pending.name:
+                if pending.id and pending.name == PLAN_OUTPUT_TOOL and not sub:
+                    await self.tools.announce(pending.id, PLAN_OUTPUT_TOOL, None, hidden=True)
+                    await self._partial_plan(pending.args)
+                elif pending.id and pending.name:
                     await self.tools.announce(pending.id, pending.name, pending.args, meta=meta)
         else:
             for call in message.tool_calls:
                 if call["id"]:
-                    await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
+                    hidden = call["name"] == PLAN_OUTPUT_TOOL and not sub
+                    await self.tools.announce(call["id"], call["name"], call["args"], meta=meta, hidden=hidden)
 
-    async def _update(self, namespace: tuple[str, ...], update: Any) -> None:
+    async def _update(self, namespace: tuple[str, ...], update: Any, node: str = "") -> None:
         for message in _messages_in(update):
             if isinstance(message, AIMessage):
                 usage = usage_from_message(message)
@@ -186,17 +212,54 @@ class StreamMapper:
                 meta = _subagent_meta(namespace, None) if namespace else None
                 for call in message.tool_calls:
                     if call["id"]:
-                        await self.tools.announce(call["id"], call["name"], call["args"], meta=meta)
+                        hidden = call["name"] == PLAN_OUTPUT_TOOL and not namespace
+                        await self.tools.announce(call["id"], call["name"], call["args"], meta=meta, hidden=hidden)
             elif isinstance(message, ToolMessage) and message.tool_call_id:
                 await finish_call(self.tools, message.tool_call_id, message, name=message.name)
-        # The plan is the session's: a subagent's own todo list (its `write_todos` in a subgraph)
-        # stays in its tool call and does not replace the main agent's plan on the client.
-        todos = None if namespace else _todos_in(update)
-        if todos is not None:
-            plan = tuple(todos_to_plan(todos))
-            if plan != self.last_plan:
-                self.last_plan = plan
-                await self.emit.plan(plan)
+        # The state is the session's: a subagent's own writes (its `write_todos` in a subgraph)
+        # stay in its tool calls and do not replace the main agent's plan or files on the client.
+        if not namespace:
+            await self._project(update, node)
+        answer = None if namespace else _plan_output_in(update)
+        if answer is not None:
+            await self._set_plan(tuple(plan_items(answer) or ()))
+            if answer.summary:
+                self.emit.new_message()
+                await self.emit.text(answer.summary)
+
+    async def _project(self, update: Any, node: str) -> None:
+        """Show the writes of the projected state keys."""
+        for written, tool_call_id in _writes(update):
+            for key, value in written.items():
+                projection = self.projections.get(key)
+                if projection is None:
+                    continue
+                previous = self.seen.get(key)
+                ctx = StateContext(
+                    key=key,
+                    node=node,
+                    tool_call_id=tool_call_id,
+                    previous=previous,
+                    emit=self.emit,
+                    tools=self.tools,
+                    turn=self.turn,
+                )
+                await projection(value, ctx)
+                both = isinstance(previous, Mapping) and isinstance(value, Mapping)
+                self.seen[key] = (
+                    {**cast(Mapping[str, Any], previous), **cast(Mapping[str, Any], value)} if both else value
+                )
+
+    async def _partial_plan(self, args: str) -> None:
+        """The steps of a `PlanOutput` the model is still writing, as the plan."""
+        steps = tuple(partial_plan(args))
+        if steps:
+            await self._set_plan(steps)
+
+    async def _set_plan(self, plan: tuple[PlanItem, ...]) -> None:
+        if plan != self.last_plan:
+            self.last_plan = plan
+            await self.emit.plan(plan)
 
 
 def _subagent_meta(namespace: tuple[str, ...], agent: str | None) -> dict[str, Any]:

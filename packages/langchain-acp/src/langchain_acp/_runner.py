@@ -30,9 +30,9 @@ from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import UserError
-from acpkit_core.ir import Prompt
+from acpkit_core.ir import Prompt, Text
 from acpkit_core.permissions import EditHook
-from acpkit_core.runner import Session, ToolInfo, ToolListing, ToolSource, Turn
+from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, ToolSource, Turn
 from acpkit_core.stop import limit_message, request_limit_message, stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import BaseMessage
@@ -48,6 +48,7 @@ from ._callbacks import AcpCallbackHandler
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, current_binding
 from ._events import StreamMapper
+from ._fallback import FallbackWatcher
 from ._gate import RequestLimitReached, gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._mcp import MCP_SERVER_METADATA, McpTools
@@ -55,6 +56,7 @@ from ._mcp_middleware import MCP_MIDDLEWARE_NAME
 from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._session import LangGraphSessionState
+from ._state_updates import DEFAULT_STATE_UPDATES, StateProjection, check_state_updates
 from ._stop import limit_stop_reason as _limit_stop_reason
 from ._warm import warm_up
 
@@ -125,6 +127,9 @@ class LangGraphRunner:
     """Lets the developer replace a tool call's arguments when the user approves it."""
     config: RunnableConfig | None = None
     """Extra config merged into every run (tags, metadata, callbacks)."""
+    state_updates: Mapping[str, StateProjection | None] | None = None
+    """How writes of graph-state keys are shown (`langchain_acp._state_updates`); `todos` is the plan
+    unless mapped otherwise."""
     durability: Durability = "exit"
     """When LangGraph writes checkpoints: `"exit"` (default) once per run, when it ends or pauses;
     `"async"`/`"sync"` after every step. With `"exit"` a turn costs one checkpoint write, and a
@@ -134,6 +139,7 @@ class LangGraphRunner:
     _mcp: dict[str, McpTools] = field(default_factory=dict[str, McpTools])
     _mcp_unreported: set[str] = field(default_factory=set[str])
     _open: set[str] = field(default_factory=set[str])
+    _state_seen: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
     _preparing: asyncio.Future[None] | None = None
 
     def __post_init__(self) -> None:
@@ -141,6 +147,7 @@ class LangGraphRunner:
             raise UserError("LangGraphRunner: pass exactly one of `graph` or `graph_factory`.")
         if self.graph is not None:
             check_graph(self.graph)
+            check_state_updates(self.state_updates or {}, list(cast(Mapping[str, object], self.graph.channels)))  # pyright: ignore[reportUnknownMemberType]
         if self.checkpointer is None and (self.graph is None or not has_checkpointer(self.graph)):
             self.embedded.preload()
         warm_up()
@@ -166,6 +173,7 @@ class LangGraphRunner:
             built = self.graph_factory(ctx)
             graph = await built if inspect.isawaitable(built) else built
             check_graph(graph)
+            check_state_updates(self.state_updates or {}, list(cast(Mapping[str, object], graph.channels)))  # pyright: ignore[reportUnknownMemberType]
         else:
             assert self.graph is not None
             graph = self.graph
@@ -220,6 +228,7 @@ class LangGraphRunner:
         for key in [k for k in self._graphs if k[0] == session.id]:
             del self._graphs[key]
         self.embedded.forget(LangGraphSessionState.extract(session.state, session.id).thread_id)
+        self._state_seen.pop(session.id, None)
         connections = self._mcp.pop(session.id, None)
         self._mcp_unreported.discard(session.id)
         if connections is not None:
@@ -321,6 +330,35 @@ class LangGraphRunner:
             )
         return ToolListing(tools=tools, notes=notes)
 
+    async def list_mcp_servers(self, turn: Turn) -> list[McpServerStatus]:
+        """Each of the session's MCP servers for `/mcp`: connected (with its tools and whether the graph
+        offers them), failed and why, or not connected because nothing in the graph uses them."""
+        session = turn.session
+        if not self.uses_mcp:
+            why = "The graph has no AcpMcpMiddleware and is not built by a graph_factory."
+            return [McpServerStatus(name=s.name, state="not_connected", detail=why) for s in session.mcp_servers]
+        if session.id not in self._mcp:
+            await self.open_session(session)
+        connections = self._mcp.get(session.id)
+        if connections is None:
+            return []
+        graph = await self.graph_for(session, turn.model_id)
+        offered = has_mcp_middleware(graph) or _offers(graph, connections.tools)
+        failed = {f.server: f.reason for f in connections.failures}
+        tools: dict[str, list[str]] = {}
+        for tool in connections.tools:
+            tools.setdefault(str((tool.metadata or {}).get(MCP_SERVER_METADATA)), []).append(tool.name)
+        statuses: list[McpServerStatus] = []
+        for server in connections.servers:
+            if server.name in failed:
+                detail = f"It did not start: {failed[server.name]}"
+                statuses.append(McpServerStatus(name=server.name, state="failed", detail=detail))
+                continue
+            names = tools.get(server.name, [])
+            detail = None if offered or not names else _UNOFFERED
+            statuses.append(McpServerStatus(name=server.name, state="connected", tools=names, detail=detail))
+        return statuses
+
     # --- the turn ---------------------------------------------------------------------------------
 
     async def run_turn(self, turn: Turn) -> StopReason:
@@ -350,7 +388,11 @@ class LangGraphRunner:
         config: RunnableConfig = {
             **(self.config or {}),
             "configurable": {**(self.config or {}).get("configurable", {}), "thread_id": state.thread_id},
-            "callbacks": [*handler.handlers(), *cast(list[Any], (self.config or {}).get("callbacks") or [])],
+            "callbacks": [
+                *handler.handlers(),
+                FallbackWatcher(binding),
+                *cast(list[Any], (self.config or {}).get("callbacks") or []),
+            ],
         }
         if self.recursion_limit is not None:
             config["recursion_limit"] = self.recursion_limit
@@ -362,7 +404,14 @@ class LangGraphRunner:
         # Cancellation is the server's: on `session/cancel` it cancels this task, which stops the graph.
         token = current_binding.set(binding)
         try:
-            return await self._drive(graph, turn, config, StreamMapper(turn.emit, tracker), tracker)
+            mapper = StreamMapper(
+                turn.emit,
+                tracker,
+                turn=turn,
+                projections={**DEFAULT_STATE_UPDATES, **(self.state_updates or {})},
+                seen=self._state_seen.setdefault(session.id, {}),
+            )
+            return await self._drive(graph, turn, config, mapper, tracker)
         except asyncio.CancelledError:
             remember_unstarted(session.state, tracker.unstarted_ids())
             raise
@@ -385,7 +434,7 @@ class LangGraphRunner:
     ) -> StopReason:
         state = turn.session.state
         unanswered = answer_unanswered(state, await _committed_messages(graph, config)) if was_stopped(state) else []
-        run_input: Any = {"messages": [*unanswered, human_message(turn.prompt, root_dir=turn.session.cwd)]}
+        run_input: Any = {"messages": [*unanswered, human_message(_asked(turn), root_dir=turn.session.cwd)]}
         while True:
             mapper.interrupted = False
             try:
@@ -455,6 +504,34 @@ def _recursion_message(graph: Graph, config: RunnableConfig) -> str:
         f"the graph ran {limit} steps, LangGraph's recursion limit for one run",
         "The agent's developer can raise it with `create_acp_agent(recursion_limit=...)`",
     )
+
+
+_UNOFFERED = (
+    "The graph does not offer its tools: put `SessionContext.mcp_tools` in the graph's tools, "
+    "or add `AcpMcpMiddleware`."
+)
+
+
+def _offers(graph: Graph, tools: Sequence[BaseTool]) -> bool:
+    """True when the graph's tool nodes hold every one of `tools` (a factory put `SessionContext.mcp_tools` there)."""
+    held: set[str] = set()
+    for node in graph.nodes.values():
+        by_name = getattr(getattr(node, "bound", None), "tools_by_name", None)
+        if isinstance(by_name, Mapping):
+            held.update(cast(Mapping[str, BaseTool], by_name))
+    return all(t.name in held for t in tools)
+
+
+def _asked(turn: Turn) -> Prompt:
+    """The turn's prompt, with the words asking for the structured answer the prompt's `_meta` asked
+    for (`turn.output_schema`) when its text does not carry them already."""
+    output = turn.output_schema
+    if output is None:
+        return turn.prompt
+    words = output.instructions()
+    if any(isinstance(p, Text) and words in p.text for p in turn.prompt):
+        return turn.prompt
+    return Prompt((*turn.prompt.parts, Text(text=words)))
 
 
 def _checkpointer_of(graph: Graph) -> object:

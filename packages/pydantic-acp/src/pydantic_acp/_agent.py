@@ -68,8 +68,12 @@ class PydanticAcpOptions(AgentOptionsKwargs, total=False):
     client_tools: bool
     """Offer `read_file`, `write_file` and `run_command` through the client. Default: `False`."""
     plan_tool: bool | None
-    """Offer the `update_plan` tool: `None` in plan-only modes only, `True` always, `False` never.
-    Default: `None`."""
+    """Offer the plan tools (`update_plan`, `update_plan_step`): `None` in plan-only modes only,
+    `True` always, `False` never. Default: `None`."""
+    plan_output: bool
+    """In a plan-only mode, the model answers with the plan itself (a `PlanOutput`: steps and a
+    summary) instead of calling `update_plan`: the steps are shown as the plan while the model writes
+    them, the summary as the answer. Default: `False`."""
     usage_limits: UsageLimits | None
     """`UsageLimits` of each turn (tool calls, tokens); hitting one ends the turn `max_turn_requests`
     (tool calls) or `max_tokens` (token limits), with a message naming it. The model requests of a
@@ -84,6 +88,11 @@ class PydanticAcpOptions(AgentOptionsKwargs, total=False):
     the turn instead. Default: `True`."""
     connect_mcp_servers: bool
     """Connect the MCP servers the client sends in `session/new`. Default: `True`."""
+    fallback_models: Sequence[Model | str]
+    """Models to try, in order, when the turn's model fails with a provider error (pydantic-ai's
+    `ModelFallback` capability, added to each run): a model id of `models`, a model name or a `Model`.
+    The user sees a notice naming the model that failed, why, and the one that answered.
+    Default: none."""
     show_hooks: bool
     """Show the run's lifecycle as tool-call cards: history rewritten by history processors, provider
     compaction, and the `CustomEvent`s / `CapabilityEvent`s hooks, tools and capabilities emit.
@@ -111,6 +120,8 @@ def create_acp_agent(agent: AnyAgent | None = None, **options: Unpack[PydanticAc
         connect_mcp_servers=options.pop("connect_mcp_servers", True),
         max_stored_attachment=options.get("max_stored_attachment", 1_000_000),
         show_hooks=options.pop("show_hooks", False),
+        fallback_models=options.pop("fallback_models", ()),
+        plan_output=options.pop("plan_output", False),
     )
     name = (agent.name if agent is not None else None) or "pydantic-acp"
     return AcpAgent(runner, agent_options(options, models=model_options, default_name=name))

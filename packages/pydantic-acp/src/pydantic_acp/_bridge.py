@@ -12,7 +12,9 @@ events reach the [`EventProjector`][pydantic_acp.EventProjector] through a run-l
 - `on_tool_execute_error`: an unexpected exception becomes a failed tool result the model can read;
 - `handle_deferred_tool_calls`: approvals through `session/request_permission`;
 - `after_model_request`: `usage_update` after each model response (context used and size, and the
-  session's cost where pydantic-ai knows the model's prices).
+  session's cost where pydantic-ai knows the model's prices), and a notice when the response came
+  from a fallback model (its `failed_attempts`: a `FallbackModel`, the `ModelFallback` capability,
+  or `fallback_models=`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from acpkit_core.emitter import notice_model_fallback
 from acpkit_core.runner import Turn, TurnUsage
 from acpkit_core.tools import diff_content
 from pydantic_ai.capabilities import AbstractCapability
@@ -126,6 +129,9 @@ class AcpBridge(AbstractCapability[Any]):
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
     ) -> ModelResponse:
         self.projector.end_message()
+        if response.failed_attempts:
+            failed = [(a.model_name, a.error) for a in response.failed_attempts]
+            await notice_model_fallback(self.turn.emit, failed, now=response.model_name, answered=True)
         usage = response.usage
         await self.turn.emit.usage(
             TurnUsage(

@@ -24,9 +24,14 @@ on the first request and ended when the model's context exits (`async with agent
   conversation; an unknown history opens a new session and is sent once as a transcript, with the
   agent's instructions.
 - **Cancellation**: cancelling the run (or the stream) sends `session/cancel` to the remote agent.
-- **Refused**: the caller's own function tools, native tools and tool-based structured output (the
-  remote agent cannot call back into this process; give it the tools instead), and non-text user
-  content. Model settings (temperature, ...) are not forwarded: the remote agent picks its model.
+- **Structured output**: tool output (`ToolOutput`, the default for a `BaseModel` output type) and
+  `NativeOutput` are asked of the remote agent as one JSON object (see
+  [`acpkit_core.delegate.structured`][acpkit_core.delegate.structured]); its answer becomes the
+  output tool's call (or the JSON text), which pydantic-ai validates as usual. `PromptedOutput`
+  and text work as they do with any model.
+- **Refused**: the caller's own function tools and native tools (the remote agent cannot call
+  back into this process; give it the tools instead), and non-text user content. Model settings
+  (temperature, ...) are not forwarded: the remote agent picks its model.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from typing import Any, Self
 from acp.schema import StopReason
 from acpkit_core.delegate import (
     ConversationSessions,
+    OutputChoice,
     RemoteAgent,
     RemoteEvent,
     RemotePermissions,
@@ -52,9 +58,14 @@ from acpkit_core.delegate import (
     RemoteTurnEnd,
     Turn,
     acpkit_run_command,
+    answer_instructions,
+    answer_schema,
+    answer_text,
+    parse_answer,
     prompt_text,
 )
 from acpkit_core.errors import UserError
+from acpkit_core.prompt import prompt_meta
 from pydantic_ai import RunContext
 from pydantic_ai.messages import (
     FinishReason,
@@ -68,10 +79,12 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     TextContent,
     TextPart,
+    ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
@@ -106,7 +119,8 @@ class AcpModel(Model):
         `permissions` answers the remote agent's permission requests (`reject` unless you say
         otherwise); `cwd` is the remote agent's working directory (default: ours).
         """
-        super().__init__(settings=settings)
+        # The remote agent is asked for one JSON object for a native output as for output tools.
+        super().__init__(settings=settings, profile=ModelProfile(supports_json_schema_output=True))
         self.remote = agent if isinstance(agent, RemoteAgent) else RemoteAgent(agent, cwd=cwd, permissions=permissions)
         """The remote agent (process and connection)."""
         self.sessions = ConversationSessions(self.remote)
@@ -175,19 +189,30 @@ class AcpModel(Model):
         """Send the new user messages to the remote agent and stream its answer."""
         model_settings, params = self.prepare_request(model_settings, model_request_parameters)
         _refuse_tools(params)
+        choices, native = _structured(params)
         split = _last_response(messages) + 1
         earlier, new = _turns(messages[:split]), _turns(messages[split:])
         session, fresh = await self.sessions.session_for(earlier)
         text = prompt_text(
             new, earlier=earlier if fresh else (), instructions=_instructions(messages, params) if fresh else None
         )
-        async with session.prompt(text) as events:
+        meta = None
+        if choices:
+            output = answer_schema(choices)
+            text = f"{text}\n\n{answer_instructions(output)}"
+            meta = prompt_meta(output=output)
+        async with session.prompt(text, meta=meta) as events:
             response = AcpStreamedResponse(
-                model_request_parameters=params, _model_name=self.model_name, _events=events, _session=session
+                model_request_parameters=params,
+                _model_name=self.model_name,
+                _events=events,
+                _session=session,
+                _choices=choices,
+                _native=native,
             )
             yield response
         if response.stop_reason == "end_turn":
-            self.sessions.remember([*earlier, *new, Turn(role="assistant", text="".join(response.texts))], session)
+            self.sessions.remember([*earlier, *new, *_turns([response.get()])], session)
 
 
 @dataclass
@@ -202,6 +227,8 @@ class AcpStreamedResponse(StreamedResponse):
     """The answer's text chunks so far."""
     stop_reason: StopReason | None = None
     """How the remote turn ended, once it did."""
+    _choices: Sequence[OutputChoice] = ()
+    _native: bool = False
 
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
         async for event in self._events:
@@ -211,6 +238,8 @@ class AcpStreamedResponse(StreamedResponse):
     def _map(self, event: RemoteEvent) -> list[ModelResponseStreamEvent]:
         if isinstance(event, RemoteText):
             self.texts.append(event.text)
+            if self._choices:  # a structured answer: read whole, at the end
+                return []
             return list(
                 self._parts_manager.handle_text_delta(vendor_part_id=("text", event.message_id), content=event.text)
             )
@@ -223,7 +252,15 @@ class AcpStreamedResponse(StreamedResponse):
         if isinstance(event, RemoteToolCall):
             return self._tool_call(event)
         self._end(event)
-        return []
+        return self._answer() if self._choices and event.stop_reason == "end_turn" else []
+
+    def _answer(self) -> list[ModelResponseStreamEvent]:
+        """The structured answer, read whole: the output tool's call, or the JSON text of a native output."""
+        name, args = parse_answer("".join(self.texts), self._choices)
+        if self._native:
+            text = answer_text(args)
+            return list(self._parts_manager.handle_text_delta(vendor_part_id="answer", content=text))
+        return [self._parts_manager.handle_tool_call_part(vendor_part_id="answer", tool_name=name, args=args)]
 
     def _tool_call(self, call: RemoteToolCall) -> list[ModelResponseStreamEvent]:
         details: dict[str, Any] = {"kind": call.tool_kind, "status": call.status, "title": call.title}
@@ -296,10 +333,21 @@ def _refuse_tools(params: ModelRequestParameters) -> None:
         )
     if params.native_tools:
         raise UserError("AcpModel does not support native tools: the remote ACP agent chooses its own tools")
-    if not params.allow_text_output:
-        raise UserError(
-            "AcpModel answers with text: use output_type=str, or PromptedOutput/TextOutput for structured output"
-        )
+
+
+def _structured(params: ModelRequestParameters) -> tuple[list[OutputChoice], bool]:
+    """The structured answers the run accepts (its output tools, or a native output's schema), and
+    whether the answer is text (native) rather than an output tool's call."""
+    if params.output_mode == "native" and params.output_object is not None:
+        obj = params.output_object
+        name = obj.name or "final_result"
+        return [OutputChoice(name=name, schema=obj.json_schema, description=obj.description)], True
+    if params.output_tools and not params.allow_text_output:
+        tools = params.output_tools
+        return [
+            OutputChoice(name=t.name, schema=t.parameters_json_schema, description=t.description) for t in tools
+        ], False
+    return [], False
 
 
 def _last_response(messages: Sequence[ModelMessage]) -> int:
@@ -313,9 +361,10 @@ def _turns(messages: Sequence[ModelMessage]) -> list[Turn]:
     turns: list[Turn] = []
     for message in messages:
         if isinstance(message, ModelResponse):
-            turns.append(
-                Turn(role="assistant", text="".join(p.content for p in message.parts if isinstance(p, TextPart)))
-            )
+            text = "".join(p.content for p in message.parts if isinstance(p, TextPart))
+            if not text:  # a structured answer (an output tool's call): its arguments are what was said
+                text = "".join(answer_text(p.args or {}) for p in message.parts if isinstance(p, ToolCallPart))
+            turns.append(Turn(role="assistant", text=text))
             continue
         assert isinstance(message, ModelRequest)
         for part in message.parts:

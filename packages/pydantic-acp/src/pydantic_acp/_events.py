@@ -12,6 +12,7 @@ event of the run (model response parts, tool calls and their results) and calls 
 | tool starts running | `tool_call_update` `in_progress` |
 | `FunctionToolResultEvent` | `tool_call_update` `completed` / `failed` with the output as content |
 | `CustomEvent` / `CapabilityEvent` (with `show_hooks=True`) | a completed `other` card |
+| the output tool's arguments, when the output is a `PlanOutput` | `plan`, one step at a time as the model writes them |
 
 Tool outcomes map through [`OUTCOME_STATUS`][pydantic_acp.OUTCOME_STATUS]. The tool calls'
 lifecycle is the turn's ([`ToolCalls`][acpkit_core.tool_calls.ToolCalls]): each transition is
@@ -26,6 +27,7 @@ from typing import Any, Literal
 
 from acp.helpers import text_block, tool_content
 from acp.schema import ToolCallStatus
+from acpkit_core.plan import partial_plan
 from acpkit_core.runner import ToolCallContent, Turn
 from acpkit_core.tool_calls import ToolCallRecord
 from pydantic_ai.messages import (
@@ -42,6 +44,7 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ThinkingPartDelta,
     ToolCallPart,
+    ToolCallPartDelta,
     ToolReturnPart,
 )
 
@@ -86,6 +89,9 @@ class EventProjector:
         """Ids of the calls the user refused, or did not answer before the turn stopped: their tool never ran."""
         self.function_tools: frozenset[str] = frozenset()
         """The run's function tools (set per step by the bridge): calls of these are shown as they start."""
+        self.plan_output = False
+        """The run's output is a `PlanOutput`: its steps are shown as the plan while the model writes them."""
+        self._output_args: dict[int, str] = {}
 
     def end_message(self) -> None:
         """The current model response is over: the next text starts a new ACP message."""
@@ -100,6 +106,8 @@ class EventProjector:
                     await self._text(delta.content_delta)
             elif isinstance(delta, ThinkingPartDelta) and delta.content_delta:
                 await self._thought(delta.content_delta)
+            elif isinstance(delta, ToolCallPartDelta) and event.index in self._output_args:
+                await self._plan_args(event.index, delta.args_delta)
         elif isinstance(event, PartStartEvent):
             part = event.part
             if isinstance(part, TextPart):
@@ -111,6 +119,9 @@ class EventProjector:
                 # Shown while the model still streams the arguments (output tools are not tool calls).
                 self._in_message = False
                 await self.announce(part, partial=True)
+            elif isinstance(part, ToolCallPart) and self.plan_output:  # the output tool, writing the plan
+                self._output_args[event.index] = ""
+                await self._plan_args(event.index, part.args)
         elif isinstance(event, FunctionToolCallEvent):
             self._in_message = False
             await self.announce(event.part)
@@ -119,6 +130,16 @@ class EventProjector:
         elif self._show_events and isinstance(event, CustomEvent | CapabilityEvent):
             self._in_message = False
             await event_card(self._turn, event)
+
+    async def _plan_args(self, index: int, delta: object) -> None:
+        """More of a plan output's arguments: show the steps complete so far."""
+        if not isinstance(delta, str | dict):
+            return
+        text = self._output_args[index] + delta if isinstance(delta, str) else json.dumps(delta)
+        self._output_args[index] = text
+        steps = partial_plan(text)
+        if steps and tuple(steps) != self._turn.plan.items:
+            await self._turn.plan.set(steps)
 
     async def output_text(self, text: str) -> None:
         """Show a final output that was not streamed as text (a structured output) as one message."""

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
-from acpkit_core.runner import HttpMcpServer, McpServer, SseMcpServer, StdioMcpServer
+from acpkit_core.runner import HttpMcpServer, McpServer, McpServerStatus, SseMcpServer, StdioMcpServer
 from pydantic_ai.toolsets import AbstractToolset
 
 if TYPE_CHECKING:
@@ -91,6 +91,28 @@ class SessionMcp:
             for tool in tools:
                 found.setdefault(tool.name, name)
         return found, notes
+
+    async def statuses(self) -> list[McpServerStatus]:
+        """Each server's state for `/mcp`: connected with its tools, or failed and why."""
+        out: list[McpServerStatus] = []
+        for name in self._names:
+            if name in self.failures:
+                out.append(
+                    McpServerStatus(name=name, state="failed", detail=f"It did not start: {self.failures[name]}")
+                )
+                continue
+            toolset = self.servers.get(name)
+            if toolset is None:
+                continue
+            try:
+                tools = await toolset.list_tools()
+            except Exception as error:
+                out.append(
+                    McpServerStatus(name=name, state="connected", detail=f"Its tools could not be listed: {error}")
+                )
+                continue
+            out.append(McpServerStatus(name=name, state="connected", tools=[t.name for t in tools]))
+        return out
 
     async def _hold(self) -> None:
         async with contextlib.AsyncExitStack() as stack:

@@ -21,10 +21,12 @@ from typing import Any, cast
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
-from acpkit_core.runner import Session, ToolInfo, ToolListing, Turn
+from acpkit_core.plan import PlanOutput
+from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, Turn
 from acpkit_core.stop import limit_message, request_limit_message
-from pydantic_ai import CancellationToken, capture_run_messages
+from pydantic_ai import CancellationToken, StructuredDict, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability, ModelFallback
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage
 from pydantic_ai.models import Model
@@ -40,7 +42,7 @@ from ._events import EventProjector
 from ._history import load_history, save_history
 from ._lifecycle import LifecycleCards
 from ._mcp import SessionMcp
-from ._modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
+from ._modes import PLAN_OUTPUT_INSTRUCTIONS, PLAN_TOOL_NAMES, PLANNING_INSTRUCTIONS, plan_toolset
 from ._render import render_prompt
 from ._stop import limit_stop_reason, stop_reason_from_messages
 from ._thinking import thinking_settings
@@ -70,7 +72,7 @@ class _ToolsListed(Exception):
 
 
 class PydanticRunner:
-    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks` and `ToolLister`)."""
+    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks`, `ToolLister` and `McpLister`)."""
 
     def __init__(
         self,
@@ -87,6 +89,8 @@ class PydanticRunner:
         connect_mcp_servers: bool = True,
         max_stored_attachment: int | None = 1_000_000,
         show_hooks: bool = False,
+        fallback_models: Sequence[Model | str] = (),
+        plan_output: bool = False,
     ) -> None:
         if (agent is None) == (agent_factory is None):
             raise UserError("PydanticRunner: pass exactly one of `agent` or `agent_factory=`")
@@ -108,6 +112,8 @@ class PydanticRunner:
         self._connect_mcp = connect_mcp_servers
         self._max_attachment = max_stored_attachment
         self._show_hooks = show_hooks
+        self._plan_output = plan_output
+        self._fallbacks = tuple(self._models.get(m, m) if isinstance(m, str) else m for m in fallback_models)
         self._mcp: dict[str, SessionMcp] = {}
         warm_up()
 
@@ -142,15 +148,18 @@ class PydanticRunner:
         session = turn.session
         agent = await self.agent_for(session)
         history = load_history(session)
-        plan = self._plan_tool if self._plan_tool is not None else turn.plan_only
+        plan_output = self._plan_output and turn.plan_only and turn.output_schema is None and turn.plan.writable
+        plan = self._plans(turn, plan_output)
+        output_type = _output_type(turn, plan_output)
         projector = EventProjector(
-            turn, hidden_tools=frozenset({PLAN_TOOL_NAME}) if plan else frozenset(), show_events=self._show_hooks
+            turn, hidden_tools=PLAN_TOOL_NAMES if plan else frozenset(), show_events=self._show_hooks
         )
+        projector.plan_output = _is_plan(output_type if output_type is not None else agent.output_type)
         toolsets: list[AbstractToolset[Any]] = [*self._session_toolsets(session)]
         keep: set[str] = set()
         if plan:
             toolsets.append(plan_toolset(turn))
-            keep.add(PLAN_TOOL_NAME)
+            keep.update(PLAN_TOOL_NAMES)
         if self._client_tools:
             toolsets.append(client_toolset(turn, projector))
         own_handler = agent.event_stream_handler is not None
@@ -175,13 +184,14 @@ class PydanticRunner:
                 try:
                     result = await agent.run(
                         render_prompt(turn.prompt),
+                        output_type=output_type,
                         message_history=history,
                         model=streaming_model(self.model_for(turn.model_id) or agent.model),
                         deps=self._deps_factory(turn) if self._deps_factory else None,
                         toolsets=toolsets,
-                        capabilities=[bridge, LifecycleCards(turn)] if self._show_hooks else [bridge],
+                        capabilities=self._capabilities(turn, bridge),
                         event_stream_handler=None if own_handler else handle_events,
-                        instructions=PLANNING_INSTRUCTIONS if turn.plan_only else None,
+                        instructions=_instructions(turn, plan_output),
                         usage_limits=self._limits(turn),
                         model_settings=thinking_settings(self._model_settings, session.config),
                         cancellation_token=token,
@@ -205,13 +215,32 @@ class PydanticRunner:
         messages = result.all_messages()
         unstarted = projector.unstarted_ids() if turn.cancelled else ()
         save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
-        if not isinstance(result.output, str):
-            await projector.output_text(_show(result.output))
+        output = result.output
+        if isinstance(output, PlanOutput) and turn.plan.writable:  # the plan is the answer: shown as the plan
+            await turn.plan.set([s.item() for s in output.steps])
+            if output.summary:
+                await projector.output_text(output.summary)
+        elif not isinstance(output, str):
+            await projector.output_text(_show(output))
         return "cancelled" if turn.cancelled else stop_reason_from_messages(messages)
 
     def _limits(self, turn: Turn) -> UsageLimits:
         """The developer's usage limits, with the turn's request limit (`max_turn_requests`)."""
         return dataclasses.replace(self._usage_limits or UsageLimits(), request_limit=turn.max_requests)
+
+    def _plans(self, turn: Turn, plan_output: bool) -> bool:
+        """Whether this turn offers the plan tools: `plan_tool=True`, or a plan-only mode whose answer is
+        not the plan; never when a host owns the plan alone."""
+        wanted = self._plan_tool if self._plan_tool is not None else turn.plan_only and not plan_output
+        return wanted and turn.plan.writable
+
+    def _capabilities(self, turn: Turn, bridge: AcpBridge) -> list[AbstractCapability[Any]]:
+        capabilities: list[AbstractCapability[Any]] = [bridge]
+        if self._show_hooks:
+            capabilities.append(LifecycleCards(turn))
+        if self._fallbacks:
+            capabilities.append(ModelFallback(*(streaming_model(m) or m for m in self._fallbacks)))
+        return capabilities
 
     # --- SessionHooks --------------------------------------------------------------------------
 
@@ -233,6 +262,19 @@ class PydanticRunner:
         mcp = self._mcp.get(session.id)
         return mcp.toolsets if mcp is not None else ()
 
+    # --- McpLister -----------------------------------------------------------------------------
+
+    async def list_mcp_servers(self, turn: Turn) -> list[McpServerStatus]:
+        """Each of the session's MCP servers: connected (with its tools), failed and why, or not connected."""
+        session = turn.session
+        if not self._connect_mcp:
+            why = "The agent runs with connect_mcp_servers=False."
+            return [McpServerStatus(name=s.name, state="not_connected", detail=why) for s in session.mcp_servers]
+        if session.id not in self._mcp:
+            await self.open_session(session)
+        mcp = self._mcp.get(session.id)
+        return await mcp.statuses() if mcp is not None else []
+
     # --- ToolLister ----------------------------------------------------------------------------
 
     async def list_tools(self, turn: Turn) -> ToolListing:
@@ -242,7 +284,7 @@ class PydanticRunner:
         agent = await self.agent_for(session)
         mcp = self._mcp.get(session.id)
         toolsets: list[AbstractToolset[Any]] = [*self._session_toolsets(session)]
-        plan = self._plan_tool if self._plan_tool is not None else turn.plan_only
+        plan = self._plans(turn, self._plan_output and turn.plan_only)
         if plan:
             toolsets.append(plan_toolset(turn))
         if self._client_tools:
@@ -262,7 +304,7 @@ class PydanticRunner:
             notes.append(f"MCP servers {names} are not connected: the agent runs with connect_mcp_servers=False.")
         tools: list[ToolInfo] = []
         for name, description in offered:
-            if plan and name == PLAN_TOOL_NAME:
+            if plan and name in PLAN_TOOL_NAMES:
                 tools.append(ToolInfo(name=name, description=description, source="plan"))
             elif self._client_tools and name in CLIENT_TOOL_NAMES:
                 tools.append(ToolInfo(name=name, description=description, source="client"))
@@ -271,6 +313,25 @@ class PydanticRunner:
             else:
                 tools.append(ToolInfo(name=name, description=description))
         return ToolListing(tools=tools, notes=notes)
+
+
+def _output_type(turn: Turn, plan_output: bool) -> Any:
+    """The run's output type when the turn sets one: the structured answer the prompt asked for
+    (`_meta.acpkit.output`), or the plan in a plan-only mode with `plan_output=True`; else `None`."""
+    schema = turn.output_schema
+    if schema is not None:
+        return StructuredDict(dict(schema.schema), name=schema.name, description=schema.description)
+    return PlanOutput if plan_output else None
+
+
+def _is_plan(output_type: object) -> bool:
+    return isinstance(output_type, type) and issubclass(output_type, PlanOutput)
+
+
+def _instructions(turn: Turn, plan_output: bool) -> str | None:
+    if not turn.plan_only:
+        return None
+    return PLAN_OUTPUT_INSTRUCTIONS if plan_output else PLANNING_INSTRUCTIONS
 
 
 async def _cancel_when(turn: Turn, token: CancellationToken) -> None:

@@ -6,7 +6,9 @@ agent command) and opens sessions on it; a [`RemoteSession`][acpkit_core.delegat
 streams a prompt's answer as [`RemoteEvent`][acpkit_core.delegate.RemoteEvent]s and sends
 `session/cancel` when the caller stops listening. [`ConversationSessions`][acpkit_core.delegate.ConversationSessions]
 maps a framework's message history onto remote sessions. `pydantic_acp.AcpModel` and
-`langchain_acp.AcpChatModel` are thin wrappers over these.
+`langchain_acp.AcpChatModel` are thin wrappers over these;
+[`acpkit_core.delegate.structured`][acpkit_core.delegate.structured] turns a framework's request
+for structured output into one JSON answer and back.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from .remote import (
     RemoteSession,
     acpkit_run_command,
 )
+from .structured import OutputChoice, answer_instructions, answer_schema, answer_text, parse_answer
 
 __all__ = [
     "ContentBlock",
     "ConversationSessions",
+    "OutputChoice",
     "PermissionAnswerer",
     "RemoteAgent",
     "RemoteAgentError",
@@ -38,7 +42,11 @@ __all__ = [
     "RemoteTurnEnd",
     "Turn",
     "acpkit_run_command",
+    "answer_instructions",
+    "answer_schema",
+    "answer_text",
     "conversation_key",
+    "parse_answer",
     "prompt_text",
     "transcript",
 ]

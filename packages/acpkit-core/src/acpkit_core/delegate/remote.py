@@ -310,8 +310,11 @@ class RemoteSession:
             self._queue.put_nowait(event)
 
     @asynccontextmanager
-    async def prompt(self, prompt: str | Sequence[ContentBlock]) -> AsyncGenerator[AsyncIterator[RemoteEvent]]:
-        """Send `session/prompt` and yield the stream of its events, ending with a `RemoteTurnEnd`.
+    async def prompt(
+        self, prompt: str | Sequence[ContentBlock], *, meta: Mapping[str, Any] | None = None
+    ) -> AsyncGenerator[AsyncIterator[RemoteEvent]]:
+        """Send `session/prompt` (with `meta` as its `_meta`) and yield the stream of its events,
+        ending with a `RemoteTurnEnd`.
 
         Leaving the block before the stream ended (a `break`, an error, or the caller's task being
         cancelled) sends `session/cancel` and waits for the agent's answer (`cancel_timeout`).
@@ -321,7 +324,9 @@ class RemoteSession:
         async with self._lock:
             queue: asyncio.Queue[object] = asyncio.Queue()
             self._queue = queue
-            task = asyncio.ensure_future(self._conn.prompt(session_id=self.session_id, prompt=blocks))
+            task = asyncio.ensure_future(
+                self._conn.prompt(session_id=self.session_id, prompt=blocks, **dict(meta or {}))
+            )
             task.add_done_callback(lambda _: queue.put_nowait(_DONE))
             try:
                 yield self._events(queue, task)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .dump import dump_part, dump_prompt
 from .media import guess_media_type, is_textual
+from .meta import PROMPT_META_KEY, OutputSchema, PromptOptions, prompt_meta, prompt_options
 from .parse import base64_problem, parse_block, parse_prompt
 from .text import (
     binary_summary,
@@ -20,6 +21,9 @@ from .text import (
 )
 
 __all__ = [
+    "PROMPT_META_KEY",
+    "OutputSchema",
+    "PromptOptions",
     "base64_problem",
     "binary_summary",
     "context_wrapper",
@@ -34,6 +38,8 @@ __all__ = [
     "model_text",
     "parse_block",
     "parse_prompt",
+    "prompt_meta",
+    "prompt_options",
     "prompt_text",
     "relative_path",
     "resource_description",

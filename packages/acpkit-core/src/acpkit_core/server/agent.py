@@ -45,6 +45,7 @@ from acp.schema import (
 from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
+from ..extensions import ExtensionContext
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ..unstable import negotiate_unstable, unstable_answer
@@ -97,6 +98,12 @@ class AcpAgent:
         self.auth = ConnectionAuth(self.options.auth)
         """This connection's authentication state (`AgentOptions.auth`); a transport that authenticated
         the connection itself calls `auth.grant(...)`."""
+        self.protocol_version: int | None = None
+        """The protocol version agreed in `initialize` (`None` before it)."""
+        self.client_capabilities: dict[str, Any] = {}
+        """The client's `clientCapabilities` as sent (wire JSON), for extension handlers."""
+        self.client_info: dict[str, Any] | None = None
+        """The client's `clientInfo` as sent (wire JSON), when it sent one."""
         limit_retained_memory()  # big blocks go back to the system when freed (glibc)
 
     def on_connect(self, conn: Client) -> None:
@@ -179,6 +186,10 @@ class AcpAgent:
         meta = {**(self.options.extensions.capabilities() if self.options.extensions else {})}
         meta.update(unstable_answer(unstable) or {})
         version = protocol_version if protocol_version in SUPPORTED_PROTOCOL_VERSIONS else PROTOCOL_VERSION
+        self.protocol_version = version
+        self.client_capabilities = caps.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        if client_info is not None:
+            self.client_info = client_info.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return InitializeResponse(
             protocol_version=version,
             agent_info=Implementation(name=self.options.name, title=self.options.title, version=self.options.version),
@@ -361,9 +372,10 @@ class AcpAgent:
         """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
 
         `prompt` is what the client sent (wire JSON, parsed by ACP Kit: a bad block is -32602 naming
-        it), or the SDK's models when the SDK validated them. A prompt over `max_prompt_bytes` is
-        -32602; a turn whose runner raised answers -32603 `The agent failed: <cause>` after it was
-        recorded.
+        it), or the SDK's models when the SDK validated them. The request's `_meta` arrives as
+        keywords; its `acpkit` options are read by [`prompt_options`][acpkit_core.prompt.meta.prompt_options].
+        A prompt over `max_prompt_bytes` is -32602; a turn whose runner raised answers -32603
+        `The agent failed: <cause>` after it was recorded.
         """
         await self.auth.require("session/prompt")
         return await self.turns.prompt(session_id, prompt, kwargs)  # `_meta` keys: the client's trace context
@@ -374,14 +386,37 @@ class AcpAgent:
 
     # --- extensions ---------------------------------------------------------------------------------
 
+    async def extension_context(self, params: dict[str, Any]) -> ExtensionContext:
+        """What an extension handler is told about this connection, and the session `params["sessionId"]` names.
+
+        Naming a session needs what any session request needs (authentication, when required), and
+        the session must be this principal's: otherwise -32000 / -32002.
+        """
+        session = None
+        session_id = params.get("sessionId")
+        if session_id is not None:
+            if not isinstance(session_id, str):
+                raise RequestError.invalid_params({"sessionId": "must be a string (a session id)"})
+            await self.auth.require("an extension call naming a session")
+            live = self.sessions.open_session(session_id)
+            session = live.session if live is not None else (await self.sessions.stored(session_id)).session
+        return ExtensionContext(
+            client=self.client,
+            client_capabilities=self.client_capabilities,
+            client_info=self.client_info,
+            protocol_version=self.protocol_version,
+            principal=self.sessions.principal,
+            session=session,
+        )
+
     @boundary
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """An `_`-prefixed request (`method` without the `_`): `AgentOptions.extensions`, else -32601."""
         if self.options.extensions is None:
             raise RequestError.method_not_found(f"_{method}")
-        return await self.options.extensions.call(method, params)
+        return await self.options.extensions.call(method, params, self.extension_context)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         """An `_`-prefixed notification: `AgentOptions.extensions`, else dropped (a notification has no answer)."""
         if self.options.extensions is not None:
-            await self.options.extensions.notify(method, params)
+            await self.options.extensions.notify(method, params, self.extension_context)

@@ -1,12 +1,14 @@
-"""The built-in slash commands `/mode`, `/model`, `/clear` and `/tools`."""
+"""The built-in slash commands `/mode`, `/model`, `/thinking`, `/clear`, `/tools` and `/mcp`."""
 
 from __future__ import annotations
 
 import logging
 
 from ..config import SelectOption
-from ..runner import Runner, StopReason, ToolLister, Turn
+from ..ir import Prompt, Text
+from ..runner import McpLister, Runner, StopReason, ToolLister, Turn
 from ..thinking import THINKING_OPTION
+from .mcp_listing import mcp_text
 from .session_manager import SessionManager
 from .tool_listing import tools_text
 from .turn import ServerTurn
@@ -76,7 +78,8 @@ class BuiltinCommands:
         return "end_turn"
 
     async def command_model(self, turn: Turn, args: str) -> StopReason | None:
-        """`/model [id]`."""
+        """`/model [id]` lists or switches the session's model; `/model <id> <prompt>` runs the prompt
+        with that model, for this turn only."""
         live = await self.sessions.live(turn.session.id)
         models = self.sessions.session_options.models
         current = live.session.config.get("model")
@@ -84,13 +87,26 @@ class BuiltinCommands:
             listing = ", ".join(f"{m.id}{' (current)' if m.id == current else ''}" for m in models)
             await turn.emit.text(f"Models: {listing}")
             return "end_turn"
-        if args not in {m.id for m in models}:
-            await turn.emit.text(f"Unknown model {args!r}. Models: {', '.join(m.id for m in models)}")
+        parts = args.split(maxsplit=1)
+        if parts[0] not in {m.id for m in models}:
+            await turn.emit.text(f"Unknown model {parts[0]!r}. Models: {', '.join(m.id for m in models)}")
             return "end_turn"
+        if len(parts) == 2 and isinstance(turn, ServerTurn):
+            return await self._run_with_model(turn, parts[0], parts[1])
         self.sessions.session_options.set_option(live.session, "model", args, self.sessions.client)
         await self.sessions.send_options(live.session)
         await turn.emit.text(f"Model: {args}")
         return "end_turn"
+
+    async def _run_with_model(self, turn: ServerTurn, model: str, text: str) -> StopReason | None:
+        """Hand the rest of the prompt (its text after `/model <id>`, and its other blocks) to the
+        runner, with `model` for this turn; the session's model stays as it was."""
+        first = turn.prompt[0]
+        assert isinstance(first, Text)  # `match_command` only matches a prompt that starts with text
+        rest = Text(text=text, annotations=first.annotations, meta=first.meta)
+        turn.run_as(Prompt((rest, *turn.prompt.parts[1:])), model=model)
+        turn.emit.context_window = self.sessions.session_options.context_window(turn.session, model)
+        return await self.runner.run_turn(turn)
 
     async def command_clear(self, turn: Turn, args: str) -> StopReason | None:
         """`/clear`: forget the runner state, remembered permissions and transcript."""
@@ -98,6 +114,8 @@ class BuiltinCommands:
         live.session.state.clear()
         live.session.history.clear()
         live.server.pop("permissions", None)
+        if self.sessions.options.plan_provider is None:
+            await turn.plan.clear()  # the client stops showing it; a host's plan is the host's to clear
         if isinstance(turn, ServerTurn):
             turn.remembered = turn.remembered.forget()
             turn.emit.recorded.clear()
@@ -120,4 +138,17 @@ class BuiltinCommands:
             await turn.emit.text(f"Could not list the tools: {error or type(error).__name__}")
             return "end_turn"
         await turn.emit.text(tools_text(listing, turn, self.sessions.session_options.mode(live.session)))
+        return "end_turn"
+
+    async def command_mcp(self, turn: Turn, args: str) -> StopReason | None:
+        """`/mcp`: the session's MCP servers, whether each is connected (or why not) and its tools."""
+        servers = turn.session.mcp_servers
+        assert isinstance(self.runner, McpLister)  # `/mcp` is offered only then
+        try:
+            statuses = await self.runner.list_mcp_servers(turn) if servers else ()
+        except Exception as error:  # the runner's failure is told to the user, the session goes on
+            logger.exception("list_mcp_servers failed")
+            await turn.emit.text(f"Could not list the MCP servers: {error or type(error).__name__}")
+            return "end_turn"
+        await turn.emit.text(mcp_text(servers, statuses))
         return "end_turn"

@@ -1,4 +1,4 @@
-"""Slash commands: the developer's and runner's commands plus the built-ins `/mode`, `/model`, `/clear`, `/tools`."""
+"""Slash commands: the developer's and runner's commands, and the built-ins (`/mode`, `/model`, `/tools`, `/mcp`...)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from ..capabilities import CommandSource
 from ..config import Command
 from ..ir import Prompt, Text
-from ..runner import Runner, StopReason, ToolLister, Turn
+from ..runner import McpLister, Runner, StopReason, ToolLister, Turn
 from .builtins import BuiltinCommands
 
 __all__ = ["available_commands", "collect_commands", "match_command"]
@@ -33,6 +33,8 @@ def collect_commands(runner: Runner, custom: Sequence[Command], ops: BuiltinComm
     table["clear"] = _builtin("clear", "Forget this conversation and start over", ops.command_clear)
     if isinstance(runner, ToolLister):
         table["tools"] = _builtin("tools", "List the tools the agent can use", ops.command_tools)
+    if isinstance(runner, McpLister):
+        table["mcp"] = _builtin("mcp", "List this session's MCP servers, their state and their tools", ops.command_mcp)
     if isinstance(runner, CommandSource):
         for cmd in runner.commands():
             table[cmd.name] = cmd

@@ -57,9 +57,9 @@ class SessionOptions:
 
     # --- initial values -----------------------------------------------------------------------
 
-    def context_window(self, session: Session) -> int | None:
-        """The context window for this session's model: its `ModelOption`'s, else the agent's."""
-        chosen = session.config.get("model", self.default_model)
+    def context_window(self, session: Session, model_id: str | None = None) -> int | None:
+        """The context window of `model_id` (default: the session's model): its `ModelOption`'s, else the agent's."""
+        chosen = model_id or session.config.get("model", self.default_model)
         for model in self.models:
             if model.id == chosen and model.context_window is not None:
                 return model.context_window

@@ -12,10 +12,11 @@ from collections.abc import AsyncGenerator
 from typing import Protocol, runtime_checkable
 
 from acp import RequestError
-from acp.schema import ConfigOptionUpdate, CurrentModeUpdate, SessionInfo
+from acp.schema import AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, PlanEntry, SessionInfo
 
 from ..config import AgentOptions
 from ..errors import SessionBusyError, SessionNotFoundError
+from ..plan import PLAN_STATE_KEY, plan_from_json, plan_to_json
 from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
 from ..store import SessionStore, StoredSession, open_store
 from ..store.base import now_iso
@@ -203,6 +204,23 @@ class SessionManager:
             if isinstance(self.runner, SessionHooks):
                 await self.runner.open_session(session)
 
+    async def host_plan(self, live: LiveSession) -> AgentPlanUpdate | None:
+        """The host's plan for a session just opened (`AgentOptions.plan_provider`), when it differs from
+        the stored one (which it then replaces); `None` without a provider or a change."""
+        provider = self.options.plan_provider
+        if provider is None:
+            return None
+        try:
+            found = await provider.get_plan(live.session)
+        except Exception:
+            logger.exception("session %s: the plan provider failed", live.session.id)
+            return None
+        if found is None or tuple(found) == plan_from_json(live.server.get(PLAN_STATE_KEY)):
+            return None
+        live.server[PLAN_STATE_KEY] = plan_to_json(found)
+        entries = [PlanEntry(content=i.content, status=i.status, priority=i.priority) for i in found]
+        return AgentPlanUpdate(session_update="plan", entries=entries)
+
     async def _close_hook(self, session: Session) -> None:
         async with self.openings.lock(session.id):
             if not self.openings.closed(session.id, self):
@@ -242,6 +260,9 @@ class SessionManager:
         await self.store.create(session, server=live.server)
         self._live[session.id] = live
         await self._open_hook(session)
+        plan = await self.host_plan(live)
+        if plan is not None:
+            self.outbox.later(session.id, [plan])
         return session
 
     async def reopen(
@@ -277,6 +298,9 @@ class SessionManager:
                 transcript.extend(closing)
             for update in replay_updates(session_id, transcript):
                 await self.outbox.send(session_id, update)
+        plan = await self.host_plan(self._live[session_id])
+        if plan is not None:
+            await self.outbox.send(session_id, plan)
         return session
 
     async def fork(
@@ -311,8 +335,11 @@ class SessionManager:
         )
         session.history.replace(source.history.take_loaded() or [])
         await self.store.create(session, server=stored.server, transcript=transcript)
-        self._live[session.id] = LiveSession(session=session, server=copy.deepcopy(stored.server))
+        live = self._live[session.id] = LiveSession(session=session, server=copy.deepcopy(stored.server))
         await self._open_hook(session)
+        plan = await self.host_plan(live)
+        if plan is not None:
+            self.outbox.later(session.id, [plan])
         return session
 
     async def page(self, cwd: str | None, cursor: str | None) -> tuple[list[SessionInfo], str | None]:

@@ -13,8 +13,10 @@ from ..emitter import TurnEmitter
 from ..host import ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
+from ..plan import PlanChange, PlanProvider, TurnPlan
 from ..presentation import ToolPresentation, ToolPresenter
-from ..runner import ClientInfo, PermissionDecision, Session
+from ..prompt.meta import OutputSchema, PromptOptions
+from ..runner import ClientInfo, PermissionDecision, PlanItem, Session
 from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
 
@@ -46,10 +48,14 @@ class ServerTurn:
         max_requests: int = 1000,
         ask_fallback: AskFallback | None = None,
         links: UrlElicitations | None = None,
+        options: PromptOptions | None = None,
+        plan: Sequence[PlanItem] = (),
+        plan_provider: PlanProvider | None = None,
     ) -> None:
         self._session = session
         self._max_requests = max_requests
         self._prompt = prompt
+        self._options = options or PromptOptions()
         self._emit = emitter
         self._client = client
         self._conn = conn
@@ -60,6 +66,8 @@ class ServerTurn:
         self._cancel = asyncio.Event()
         self.request_task = asyncio.current_task()
         """The task answering this turn's `session/prompt` request (a `$/cancel_request` for it cancels the turn)."""
+        self._plan = TurnPlan(session, plan, self._send_plan, provider=plan_provider)
+        emitter.plan_state = self._plan
         emitter.tool_calls.classifier = self
         emitter.tool_calls.cwd = session.cwd
         if tool_presentation:
@@ -97,6 +105,9 @@ class ServerTurn:
             return fallback(question, self)
 
         return ask
+
+    async def _send_plan(self, items: Sequence[PlanItem], change: PlanChange) -> None:
+        await self._emit.send_plan(items)
 
     async def _read_for_diff(self, path: str) -> str | None:
         return await self.host.read_for_diff(path)
@@ -152,7 +163,9 @@ class ServerTurn:
 
     @property
     def model_id(self) -> str | None:
-        """The model chosen through the `model` config option."""
+        """This prompt's model: its own choice, else the session's `model` config option."""
+        if self._options.model is not None:
+            return self._options.model
         value = self._session.config.get("model")
         return value if isinstance(value, str) else None
 
@@ -162,9 +175,26 @@ class ServerTurn:
         return self._max_requests
 
     @property
+    def output_schema(self) -> OutputSchema | None:
+        """The structured answer this prompt asked for (`_meta.acpkit.output`)."""
+        return self._options.output
+
+    def run_as(self, prompt: Prompt, *, model: str | None = None) -> None:
+        """Run this turn on `prompt` instead (a command that hands the rest of its text to the runner),
+        with `model` for this prompt only when given."""
+        self._prompt = prompt
+        if model is not None:
+            self._options = PromptOptions(model=model, output=self._options.output)
+
+    @property
     def plan_only(self) -> bool:
         """True in a mode that plans without running mutating tools."""
         return self._mode is not None and self._mode.plan_only
+
+    @property
+    def plan(self) -> TurnPlan:
+        """The session's plan."""
+        return self._plan
 
     # --- cancellation ---------------------------------------------------------------------------
 

@@ -24,7 +24,9 @@ from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter
 from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
 from ..limits import MAX_TURN_REQUESTS
+from ..plan import PLAN_STATE_KEY, plan_from_json
 from ..presentation import kind_overrides, validate_presentation
+from ..prompt.meta import prompt_options
 from ..runner import ClientInfo, Runner, StopReason, turn_context
 from ..store.base import now_iso
 from ..telemetry.observer import ConnectionProbe, TurnProbe, observer_of
@@ -84,6 +86,8 @@ class TurnRunner:
         `blocks` are the wire JSON blocks (or the SDK's models, where the SDK validated them first);
         they are checked against the prompt size limit, then parsed, before anything runs or is stored
         (a big prompt refused there gives its memory back as a big turn does).
+        `meta` is the request's `_meta`: its `acpkit` options (a model for this prompt, a structured
+        answer) are checked as strictly as the blocks ([`prompt_options`][acpkit_core.prompt.meta.prompt_options]).
         A turn whose runner raised is recorded, its tool calls closed, and then answered with
         [`TurnFailed`][acpkit_core.server._boundary.TurnFailed] (-32603, or the code the error means)
         carrying the one-line cause. `meta` is the request's `_meta` (its W3C trace context is
@@ -106,13 +110,14 @@ class TurnRunner:
             raise
         session = live.session
         session_options = self.sessions.session_options
+        options = prompt_options(meta, models=[m.id for m in session_options.models])
         outbox = self.sessions.outbox
         probe = self._probe(session_id, meta)
         send = functools.partial(outbox.send, session_id)
         emitter = TurnEmitter(
             probe.sender(send) if probe is not None else send,
             coalesce_ms=self.options.coalesce_ms,
-            context_window=session_options.context_window(session),
+            context_window=session_options.context_window(session, options.model),
             show_thoughts=show_thinking(session.config),
             session_cost=_session_cost(live.server),
         )
@@ -131,6 +136,9 @@ class TurnRunner:
             max_requests=MAX_TURN_REQUESTS.value(self.options.max_turn_requests),  # `acpkit run` may set it later
             ask_fallback=self.options.ask_fallback,
             links=outbox.links,
+            options=options,
+            plan=plan_from_json(live.server.get(PLAN_STATE_KEY)),
+            plan_provider=self.options.plan_provider,
         )
         if probe is not None:
             emitter.tool_calls.observer = probe
@@ -249,6 +257,7 @@ class TurnRunner:
                     SessionInfoUpdate(session_update="session_info_update", title=title, updated_at=now_iso())
                 )
         command = match_command(turn.prompt, self.commands)
+        await self._refresh_plan(turn)
         work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
         failure: TurnFailed | None = None
         bound = turn_context.set(turn)  # tools find the turn (`current_turn()`); tasks copy it from here
@@ -258,6 +267,7 @@ class TurnRunner:
             stop, failure = "end_turn", exc
         finally:
             turn_context.reset(bound)
+        await self._refresh_plan(turn)
         await emitter.flush()
         if emitter.tool_calls.open_ids():
             reason = (
@@ -265,6 +275,10 @@ class TurnRunner:
             )
             await emitter.tool_calls.close_open(f"The turn failed: {failure.cause}" if failure else reason)
         live.server["permissions"] = turn.remembered.to_json()
+        if turn.plan.items:
+            live.server[PLAN_STATE_KEY] = turn.plan.to_json()
+        else:
+            live.server.pop(PLAN_STATE_KEY, None)
         if emitter.turn_usage is not None:
             totals = live.server.setdefault("usage", {})
             for key, value in emitter.turn_usage.model_dump(exclude_none=True).items():
@@ -316,6 +330,15 @@ class TurnRunner:
         if turn.cancelled:
             return "cancelled"
         return result or "end_turn"
+
+    async def _refresh_plan(self, turn: ServerTurn) -> None:
+        """Show the host's plan if it changed (`PlanProvider.get_plan`); a provider that fails is logged."""
+        if self.options.plan_provider is None or turn.cancelled:
+            return
+        try:
+            await turn.plan.refresh()
+        except Exception:
+            logger.exception("session %s: the plan provider failed", turn.session.id)
 
     async def _runner_failed(self, live: LiveSession, exc: BaseException) -> TurnFailed:
         """Log the traceback, drop what the failed run left in the state, and say why in one line."""

@@ -382,7 +382,8 @@ class AcpTestClient:
     ) -> PromptResult:
         """Send `session/prompt`; returns the response with the updates and permission requests it caused.
 
-        `meta` is the request's `_meta` (for example the client's W3C trace context: `traceparent`).
+        `meta` is the request's `_meta`: ACP Kit's prompt options (`acpkit_core.prompt.prompt_meta(model=...)`),
+        the client's W3C trace context (`traceparent`), or both.
         """
         blocks: list[PromptBlock] = [text_block(prompt)] if isinstance(prompt, str) else list(prompt)
         blocks += list(attachments)

@@ -1,0 +1,283 @@
+"""The session's plan: one mechanism for every way a plan is made, and one place that sends it.
+
+A plan reaches the user from three sources, all through [`TurnPlan`][acpkit_core.plan.TurnPlan]
+(`turn.plan`):
+
+- **the model's tools**: pydantic-acp's `update_plan` / `update_plan_step`, a LangChain graph's
+  `write_todos` (its `todos` state);
+- **the model's structured output**: an answer of type [`PlanOutput`][acpkit_core.plan.PlanOutput]
+  (steps and a summary), shown step by step while the model writes it
+  ([`partial_plan`][acpkit_core.plan.partial_plan]);
+- **the host**: a [`PlanProvider`][acpkit_core.plan.PlanProvider] (`AgentOptions.plan_provider`)
+  for agents whose plan lives outside the model (a tracker, a file). Its `get_plan` is called when
+  a session opens and around every turn; when it also has `set_plan`, the model's changes are
+  written to it.
+
+The plan is kept with the session (it survives a restart), changed whole (`set`) or one entry at a
+time (`update`, `add`, `remove`), and every change goes out through one method,
+`TurnPlan._publish`. ACP's stable `plan` update always carries the complete list, so that is what
+every client is sent today; the unstable plan operations (`plan_update` / `plan_removed` of the
+plan RFD, for clients that advertise `plan`) can be sent from that one method later, without a
+change to any runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from .runner import PlanItem, Session
+
+__all__ = [
+    "PLAN_STATE_KEY",
+    "PlanChange",
+    "PlanOutput",
+    "PlanProvider",
+    "PlanStep",
+    "PlanWriter",
+    "TurnPlan",
+    "partial_plan",
+    "plan_from_json",
+    "plan_items",
+    "plan_to_json",
+]
+
+PLAN_STATE_KEY = "plan"
+"""The key of the server's per-session JSON under which the plan is stored."""
+
+PlanChange: TypeAlias = Literal["set", "update", "add", "remove", "clear", "refresh"]
+"""What changed the plan (`TurnPlan._publish` gets it, for the plan operations of a later protocol)."""
+
+
+class PlanStep(BaseModel):
+    """One step of a plan, as a model writes it (a tool argument or structured output)."""
+
+    content: str = Field(description="What the step does.")
+    """What the step does."""
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+    """Progress of the step."""
+    priority: Literal["high", "medium", "low"] = "medium"
+    """How important the step is."""
+
+    def item(self) -> PlanItem:
+        """The step as the emitter's [`PlanItem`][acpkit_core.runner.PlanItem]."""
+        return PlanItem(content=self.content, status=self.status, priority=self.priority)
+
+
+class PlanOutput(BaseModel):
+    """A plan as a model's structured output: give it as the output type (pydantic-ai's `output_type=`,
+    LangChain's `response_format=`) and the adapter shows `steps` as the session's plan and `summary`
+    as the answer."""
+
+    steps: list[PlanStep] = Field(description="The steps of the plan, in order.")
+    """The steps, in order."""
+    summary: str = Field(default="", description="A short explanation of the plan for the user.")
+    """What the user reads as the answer."""
+
+
+@runtime_checkable
+class PlanProvider(Protocol):
+    """A plan owned by the host, not the model (`AgentOptions.plan_provider`).
+
+    `get_plan` is called when a session is created, loaded, resumed or forked, at the start and
+    end of every turn, and on `turn.plan.refresh()`; what it returns is shown when it differs from
+    what the client has. `None` means "no plan" (nothing is sent).
+    """
+
+    async def get_plan(self, session: Session) -> Sequence[PlanItem] | None:
+        """The session's plan now."""
+        ...
+
+
+@runtime_checkable
+class PlanWriter(Protocol):
+    """Optional on a [`PlanProvider`][acpkit_core.plan.PlanProvider]: take the model's changes to the plan.
+
+    A provider without it owns the plan alone: `turn.plan.writable` is false, the adapters offer
+    the model no plan tool, and a graph's `todos` are not shown as the plan.
+    """
+
+    async def set_plan(self, session: Session, items: Sequence[PlanItem]) -> None:
+        """Store the plan the model wrote (the complete list)."""
+        ...
+
+
+def plan_to_json(items: Sequence[PlanItem]) -> list[dict[str, str]]:
+    """The plan as stored with the session."""
+    return [{"content": i.content, "status": i.status, "priority": i.priority} for i in items]
+
+
+def plan_from_json(value: object) -> tuple[PlanItem, ...]:
+    """The plan stored with the session (entries that do not fit are left out)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(plan_items({"steps": cast(list[Any], value)}) or ())
+
+
+_STATUSES = {"pending": "pending", "in_progress": "in_progress", "completed": "completed", "done": "completed"}
+
+
+def plan_items(value: object) -> list[PlanItem] | None:
+    """The plan in a structured output: a [`PlanOutput`][acpkit_core.plan.PlanOutput], or any mapping or
+    object with a `steps` list of `{content, status?, priority?}`; `None` when `value` is not a plan."""
+    if isinstance(value, PlanOutput):
+        return [s.item() for s in value.steps]
+    raw: object = cast(Mapping[str, Any], value).get("steps") if isinstance(value, Mapping) else None
+    if raw is None and not isinstance(value, Mapping):
+        raw = getattr(value, "steps", None)
+    if not isinstance(raw, list):
+        return None
+    items: list[PlanItem] = []
+    for step in cast(list[Any], raw):
+        fields: Mapping[str, Any]
+        if isinstance(step, Mapping):
+            fields = cast(Mapping[str, Any], step)
+        else:
+            fields = cast(dict[str, Any], vars(step)) if hasattr(step, "__dict__") else {}
+        content = fields.get("content")
+        if not isinstance(content, str) or not content:
+            continue
+        status = _STATUSES.get(str(fields.get("status", "pending")), "pending")
+        priority = fields.get("priority", "medium")
+        items.append(
+            PlanItem(
+                content=content,
+                status=cast(Any, status),
+                priority=priority if priority in ("high", "medium", "low") else "medium",
+            )
+        )
+    return items
+
+
+def partial_plan(json_text: str) -> list[PlanItem]:
+    """The steps complete so far in a [`PlanOutput`][acpkit_core.plan.PlanOutput] the model is still writing.
+
+    `json_text` is the output (or output tool arguments) streamed so far; a step counts once the
+    next one has begun or the list is closed, so a step is never shown half written.
+    """
+    from pydantic_core import from_json
+
+    try:
+        value = from_json(json_text, allow_partial="trailing-strings")
+    except ValueError:
+        return []
+    items = plan_items(value) or []
+    closed = json_text.rstrip().endswith(("]", "}"))
+    return items if closed else items[:-1]
+
+
+Publisher: TypeAlias = Callable[[Sequence[PlanItem], PlanChange], Awaitable[None]]
+"""Sends the plan after a change (the complete list, and what changed)."""
+
+
+class TurnPlan:
+    """The session's plan as one turn sees and changes it (`turn.plan`).
+
+    Every change is kept with the session (stored when the turn ends) and sent at once; a change
+    that leaves the plan as the client already has it sends nothing.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        items: Sequence[PlanItem],
+        send: Publisher,
+        *,
+        provider: PlanProvider | None = None,
+    ) -> None:
+        self._session = session
+        self._items: tuple[PlanItem, ...] = tuple(items)
+        self._send = send
+        self._provider = provider
+
+    @property
+    def items(self) -> tuple[PlanItem, ...]:
+        """The plan's entries now."""
+        return self._items
+
+    @property
+    def writable(self) -> bool:
+        """False when a host's [`PlanProvider`][acpkit_core.plan.PlanProvider] owns the plan and takes no
+        changes (it has no `set_plan`): the model should not be offered a plan tool."""
+        return self._provider is None or isinstance(self._provider, PlanWriter)
+
+    def to_json(self) -> list[dict[str, str]]:
+        """The plan as stored with the session."""
+        return plan_to_json(self._items)
+
+    async def set(self, items: Sequence[PlanItem]) -> None:
+        """Replace the whole plan."""
+        await self._change(tuple(items), "set")
+
+    async def update(
+        self,
+        index: int,
+        *,
+        status: Literal["pending", "in_progress", "completed"] | None = None,
+        content: str | None = None,
+        priority: Literal["high", "medium", "low"] | None = None,
+    ) -> None:
+        """Change one entry (0-based `index`); raises `IndexError` for an entry that does not exist."""
+        old = self._items[self._index(index)]
+        new = PlanItem(
+            content=old.content if content is None else content,
+            status=old.status if status is None else status,
+            priority=old.priority if priority is None else priority,
+        )
+        items = list(self._items)
+        items[self._index(index)] = new
+        await self._change(tuple(items), "update")
+
+    async def add(self, item: PlanItem, *, index: int | None = None) -> None:
+        """Add an entry at `index` (default: at the end)."""
+        items = list(self._items)
+        items.insert(len(items) if index is None else index, item)
+        await self._change(tuple(items), "add")
+
+    async def remove(self, index: int) -> None:
+        """Remove one entry (0-based `index`)."""
+        items = list(self._items)
+        del items[self._index(index)]
+        await self._change(tuple(items), "remove")
+
+    async def clear(self) -> None:
+        """Remove the plan (an empty `plan` update: ACP's way to say there is none)."""
+        await self._change((), "clear")
+
+    async def refresh(self) -> None:
+        """Read the host's plan again (`PlanProvider.get_plan`) and send it if it changed."""
+        if self._provider is None:
+            return
+        found = await self._provider.get_plan(self._session)
+        if found is None:
+            return
+        items = tuple(found)
+        if items != self._items:
+            self._items = items
+            await self._publish("refresh")
+
+    def _index(self, index: int) -> int:
+        if not -len(self._items) <= index < len(self._items):
+            raise IndexError(f"the plan has {len(self._items)} entries; there is no entry {index}")
+        return index
+
+    async def _change(self, items: tuple[PlanItem, ...], change: PlanChange) -> None:
+        if items == self._items:
+            return
+        if self._provider is not None:
+            if not isinstance(self._provider, PlanWriter):
+                raise PermissionError("the host's plan provider owns this plan and takes no changes (no set_plan)")
+            await self._provider.set_plan(self._session, items)
+        self._items = items
+        await self._publish(change)
+
+    async def _publish(self, change: PlanChange) -> None:
+        """Send the plan after `change`: the one place a plan leaves the agent.
+
+        Today every client gets ACP's stable `plan` update with the complete list. A client that
+        negotiated the plan operations of the plan RFD would get `plan_update` / `plan_removed`
+        from here instead.
+        """
+        await self._send(self._items, change)
