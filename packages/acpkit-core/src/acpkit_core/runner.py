@@ -318,6 +318,10 @@ class ClientInfo:
     """The client can show boolean config options."""
     elicitation_form: bool = False
     """The client serves `elicitation/create` in form mode (`clientCapabilities.elicitation.form`)."""
+    remove_file: bool = False
+    """The client serves the ACP Kit extension `_acpkit/fs/remove_file` (it advertised
+    `clientCapabilities._meta["acpkit.fs"] = {"removeFile": true}`): a rewind can remove a file the
+    agent created."""
 
 
 # --- Values the runner hands the emitter ---------------------------------------------------------
@@ -481,6 +485,13 @@ class Turn(Protocol):
     @property
     def prompt(self) -> Prompt:
         """The parsed prompt."""
+        ...
+
+    @property
+    def prompt_id(self) -> str:
+        """This prompt's id: the `messageId` of its user message in the transcript. A
+        [`RewindPoint`][acpkit_core.rewind.RewindPoint] names prompts by it (mark what the turn adds to
+        the framework's memory with it, when the runner rewinds the framework itself)."""
         ...
 
     @property

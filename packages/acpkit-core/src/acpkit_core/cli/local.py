@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from acp import RequestError
 from acp.schema import (
     ClientCapabilities,
     CreateTerminalResponse,
@@ -34,8 +35,10 @@ __all__ = ["CAPABILITIES", "LocalClient", "PermissionHandler", "UpdateHandler"]
 CAPABILITIES = ClientCapabilities(
     fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
     terminal=True,
+    field_meta={"acpkit.fs": {"removeFile": True}},
 )
-"""What `acpkit chat` advertises: it really serves file reads, writes and terminals."""
+"""What `acpkit chat` advertises: it really serves file reads, writes and terminals, and the
+`_acpkit/fs/remove_file` extension (a rewind removes a file the agent created)."""
 
 UpdateHandler = Callable[[str, Any], None]
 """Called with (session id, update model) for each `session/update`."""
@@ -110,6 +113,13 @@ class LocalClient:
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
         """Kill the process if it still runs and forget the terminal."""
         return await self.host.release_terminal(terminal_id)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Serve `_acpkit/fs/remove_file` under the working directory; other extensions answer -32601."""
+        if method == "acpkit/fs/remove_file":
+            await self.host.remove_file(str(params.get("path", "")))
+            return {}
+        raise RequestError.method_not_found(f"_{method}")
 
     async def close(self) -> None:
         """Kill every terminal the agent did not release."""

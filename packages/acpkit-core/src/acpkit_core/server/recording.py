@@ -15,12 +15,16 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from ..emitter import TurnEmitter
 from ..runner import Session
-from ..store import SessionStore
+from ..store import RewindStore, SessionStore
 from ..store.base import DEFAULT_LEASE_SECONDS, JsonDict, cap_attachments
+from .file_changes import FileLedger
+
+_T = TypeVar("_T")
 
 __all__ = ["INTERRUPTED_TEXT", "TurnRecorder", "interruption_updates", "new_owner"]
 
@@ -74,8 +78,11 @@ class TurnRecorder:
         *,
         flush_ms: float,
         max_attachment: int | None,
+        files: FileLedger | None = None,
     ) -> None:
         self._store = store
+        self._files = files if isinstance(store, RewindStore) else None
+        self._detached = False
         self._session_id = session_id
         self._owner = owner
         self._emitter = emitter
@@ -89,8 +96,10 @@ class TurnRecorder:
         return [cap_attachments(u, self._max_attachment) for u in updates]
 
     async def flush(self) -> None:
-        """Write what the emitter recorded since the last flush."""
+        """Write what the emitter recorded since the last flush (and the files the turn changed meanwhile)."""
         async with self._lock:
+            if self._detached:
+                return
             recorded = self._emitter.recorded
             if self._written > len(recorded):  # `/clear` emptied the list: the save resets the transcript
                 self._written = len(recorded)
@@ -98,6 +107,24 @@ class TurnRecorder:
             if new:
                 await self._store.append_transcript(self._session_id, self._capped(new))
                 self._written += len(new)
+            await self._write_files(new)
+
+    async def _write_files(self, new: Sequence[JsonDict]) -> None:
+        files = self._files
+        if files is None:
+            return
+        files.observe(new)
+        changes = files.take()
+        if changes:
+            assert isinstance(self._store, RewindStore)
+            await self._store.add_file_changes(self._session_id, changes)
+
+    async def detach(self, work: Callable[[], Awaitable[_T]]) -> _T:
+        """Run `work` (a rewind, which rewrites the transcript) between two flushes, and record nothing
+        more of this turn: what the turn says afterwards is shown, not kept."""
+        async with self._lock:
+            self._detached = True
+            return await work()
 
     def start(self) -> None:
         """Flush every interval and renew the lease until the turn ends."""
@@ -131,6 +158,10 @@ class TurnRecorder:
         async with self._lock:
             recorded = self._emitter.recorded
             rest = recorded if reset_transcript else recorded[min(self._written, len(recorded)) :]
+            if self._detached:
+                rest = []
+            else:
+                await self._write_files(rest)
             version = await self._store.save(
                 session,
                 server=server,

@@ -12,8 +12,9 @@ from acp.schema import ConfigOptionUpdate, CurrentModeUpdate, SessionInfo
 
 from ..config import AgentOptions
 from ..errors import SessionBusyError, SessionNotFoundError
+from ..host import ClientHost
 from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
-from ..store import SessionStore, StoredSession, open_store
+from ..store import RewindStore, SessionStore, StoredSession, open_store
 from ..store.base import now_iso
 from ..warmup import session_opened
 from .options import SessionOptions
@@ -97,6 +98,10 @@ class SessionManager:
                 f"(max_sessions_per_connection={limit}): close one with session/close, or open another connection"
             }
         )
+
+    def host_for(self, session: Session) -> ClientHost:
+        """The client's files and terminal for `session` outside a turn (as a turn's `host`)."""
+        return ClientHost.for_session(self.outbox.conn, session, self.client, tuple(self.options.allowed_paths))
 
     def forget(self, session_id: str) -> None:
         """Drop the open session from memory (read again from the store on next use)."""
@@ -216,6 +221,8 @@ class SessionManager:
         )
         session.history.replace(source.history.take_loaded() or [])
         await self.store.create(session, server=stored.server, transcript=transcript)
+        if isinstance(self.store, RewindStore):  # the fork can go back to the prompts it was given
+            await self.store.copy_prompts(source.id, session.id)
         self._live[session.id] = LiveSession(session=session, server=copy.deepcopy(stored.server))
         await self._open_hook(session)
         return session

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
+import uuid
 from collections.abc import Awaitable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from acp import RequestError
 from acp.schema import (
     AudioContentBlock,
+    AvailableCommandsUpdate,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
     PromptResponse,
@@ -24,13 +28,16 @@ from ..emitter import TurnEmitter
 from ..errors import AcpKitError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
+from ..store import PromptMark, RewindStore
 from ..store.base import now_iso
 from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
 from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_title
-from .commands import match_command
+from .commands import available_commands, match_command
+from .file_changes import FileLedger
 from .recording import TurnRecorder, interruption_updates, new_owner
+from .rewinding import Rewinder, rewind_hint
 from .session_manager import SessionManager
 from .sessions import LiveSession
 from .turn import ServerTurn
@@ -54,15 +61,22 @@ class TurnRunner:
     """Runs prompt turns on the connection's sessions: one at a time per session."""
 
     def __init__(
-        self, runner: Runner, options: AgentOptions, sessions: SessionManager, commands: dict[str, Command]
+        self,
+        runner: Runner,
+        options: AgentOptions,
+        sessions: SessionManager,
+        commands: dict[str, Command],
+        rewinder: Rewinder | None = None,
     ) -> None:
         self.runner = runner
         self.options = options
         self.sessions = sessions
         self.commands = commands
+        self.rewinder = rewinder
         validate_presentation(options.tool_presentation)
         self._tool_kinds = kind_overrides(options.tool_kinds, options.tool_presentation)
-        self._owner = new_owner()
+        self.owner = new_owner()
+        """This connection's turn-lease owner in the store."""
 
     async def prompt(self, session_id: str, blocks: Sequence[PromptBlock | dict[str, Any]]) -> PromptResponse:
         """Run one turn. Refuses a second prompt while a turn runs (`SessionBusyError`, -32600).
@@ -75,12 +89,16 @@ class TurnRunner:
         """
         turn_started()  # the start-up warm-up begins no throwaway run beside a turn
         live = await self.sessions.live(session_id)
-        if live.turn is not None:
+        if live.turn is not None or live.rewinding:
             raise SessionBusyError(
                 f"session {session_id!r} is still running a turn; wait for its response or send session/cancel"
             )
         size = check_prompt_size(blocks, self.options.max_prompt_bytes)
         parsed = parse_prompt(blocks)
+        command = match_command(parsed, self.commands)
+        prompt_id = uuid.uuid4().hex
+        # A prompt the runner runs is marked, and its files recorded, so that it can be rewound.
+        rewinds = command is None and self.rewinder is not None and self.rewinder.available
         session = live.session
         session_options = self.sessions.session_options
         outbox = self.sessions.outbox
@@ -101,18 +119,42 @@ class TurnRunner:
             tool_kinds=self._tool_kinds,
             tool_presentation=self.options.tool_presentation,
             allowed_paths=tuple(self.options.allowed_paths),
+            prompt_id=prompt_id,
+            files=FileLedger(prompt_id) if rewinds else None,
         )
+        turn.commands_update = functools.partial(self.commands_update, session_id)
         live.turn = turn
         live.idle.clear()
         began = memory.turn_began()
         try:
             await first_stage_done()  # what the warm-up is building, the turn would build again beside it
-            return await self._run(live, turn, blocks)
+            response = await self._run(live, turn, blocks, command)
         finally:
             live.turn = None
             live.reset_transcript = False
             live.idle.set()
             _release_after_big_turn(size, memory.turn_grew(began), session.history.unloaded)
+        retry, live.retry = live.retry, None
+        if retry:  # `/retry` undid the last prompt: it runs again, as this request's turn
+            return await self.prompt(session_id, retry)
+        return response
+
+    @property
+    def lists_prompts(self) -> bool:
+        """True when `/rewind` is the built-in command (whose hint lists the session's latest prompts)."""
+        command = self.commands.get("rewind")
+        handler = getattr(command.handler, "__func__", None) if command is not None else None
+        return self.rewinder is not None and handler is not None and handler.__name__ == "command_rewind"
+
+    async def commands_update(self, session_id: str) -> AvailableCommandsUpdate:
+        """The session's `available_commands_update` (`/rewind`'s hint lists its latest prompts)."""
+        hints: dict[str, str] = {}
+        live = self.sessions.open_session(session_id)
+        if self.rewinder is not None and live is not None and self.lists_prompts:
+            hints["rewind"] = rewind_hint(await self.rewinder.marks(live))
+        return AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=available_commands(self.commands, hints)
+        )
 
     def cancel(self, session_id: str) -> None:
         """End the session's running turn with `cancelled` (nothing when none runs)."""
@@ -121,7 +163,11 @@ class TurnRunner:
             live.turn.cancel()
 
     async def _run(
-        self, live: LiveSession, turn: ServerTurn, blocks: Sequence[PromptBlock | dict[str, Any]]
+        self,
+        live: LiveSession,
+        turn: ServerTurn,
+        blocks: Sequence[PromptBlock | dict[str, Any]],
+        command: tuple[Command, str] | None,
     ) -> PromptResponse:
         session = live.session
         emitter = turn.emit
@@ -129,21 +175,25 @@ class TurnRunner:
         recorder = TurnRecorder(
             store,
             session.id,
-            self._owner,
+            self.owner,
             emitter,
             flush_ms=self.options.transcript_flush_ms,
             max_attachment=self.options.max_stored_attachment,
+            files=turn.files,
         )
+        turn.recorder = recorder
         try:
-            began = await store.begin_turn(session.id, self._owner)
+            began = await store.begin_turn(session.id, self.owner)
             if began.version != live.version or session.history.unloaded:
                 # Another process ran turns of this session meanwhile, or the runner did not keep the history.
                 await self.sessions.reload_state(live)
             if began.interrupted:
                 closing = interruption_updates(await store.transcript(session.id))
                 await store.append_transcript(session.id, closing)
-            await emitter.user_message(blocks)
+            await emitter.user_message(blocks, message_id=turn.prompt_id)
             await recorder.flush()  # the prompt is stored before the runner starts
+            if turn.files is not None and isinstance(store, RewindStore):
+                await self._mark(live, store, turn)
         except Exception as exc:
             await recorder.abandon()
             if isinstance(exc, AcpKitError | RequestError):
@@ -156,7 +206,7 @@ class TurnRunner:
             raise
         recorder.start()
         try:
-            stop, failure = await self._turn_body(live, turn)
+            stop, failure = await self._turn_body(live, turn, command)
         finally:
             await recorder.stop()
         session.updated_at = now_iso()
@@ -174,11 +224,37 @@ class TurnRunner:
                 f"The turn could not be saved ({type(exc).__name__}: {exc}). The session continues from its "
                 "last saved turn; this turn is not part of its history.",
             ) from exc
+        if turn.files is not None and self.lists_prompts:
+            await self._send_commands(turn)
         if failure is not None:  # recorded, its tool calls closed: now the editor is told it failed
             raise failure
         return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)
 
-    async def _turn_body(self, live: LiveSession, turn: ServerTurn) -> tuple[StopReason, TurnFailed | None]:
+    async def _mark(self, live: LiveSession, store: RewindStore, turn: ServerTurn) -> None:
+        """Record the prompt (with the runner's state now) so that the session can go back to before it."""
+        session = live.session
+        text = (prompt_title(turn.prompt) or "").encode("utf-8", "replace").decode("utf-8")
+        mark = PromptMark(
+            id=turn.prompt_id,
+            text=text,
+            history_length=len(session.history),
+            state=json.loads(json.dumps(session.state)),
+            created_at=now_iso(),
+        )
+        await store.add_prompt(session.id, mark)
+        if live.prompts is not None:
+            live.prompts.append(replace(mark, state={}))
+
+    async def _send_commands(self, turn: ServerTurn) -> None:
+        """Tell the client the new `/rewind` hint (never fails the turn: it is saved already)."""
+        try:
+            await turn.emit.send_unrecorded(await self.commands_update(turn.session.id))
+        except Exception:
+            logger.warning("session %s: could not send the updated commands", turn.session.id, exc_info=True)
+
+    async def _turn_body(
+        self, live: LiveSession, turn: ServerTurn, command: tuple[Command, str] | None
+    ) -> tuple[StopReason, TurnFailed | None]:
         session = live.session
         emitter = turn.emit
         if session.title is None:
@@ -188,7 +264,6 @@ class TurnRunner:
                 await emitter.send_unrecorded(
                     SessionInfoUpdate(session_update="session_info_update", title=title, updated_at=now_iso())
                 )
-        command = match_command(turn.prompt, self.commands)
         work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
         failure: TurnFailed | None = None
         bound = turn_context.set(turn)  # tools find the turn (`current_turn()`); tasks copy it from here
