@@ -122,6 +122,7 @@ class RewindExtension:
 
     async def _prompts(self, params: _Params) -> dict[str, Any]:
         live = await self.sessions.live(params.session_id)
+        live.prompts = None  # as stored now: another window may have added some
         marks = await self.rewinder.marks(live)
         return {
             "prompts": [

@@ -82,6 +82,7 @@ class SessionManager:
         live.session.history = stored.session.history
         live.server = stored.server
         live.version = stored.version
+        live.prompts = None  # read again when needed (another process may have added or rewound some)
 
     def running(self) -> list[LiveSession]:
         """The open sessions whose turn is running now."""
