@@ -20,6 +20,7 @@ from typing import Any, cast
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
+from acpkit_core.rewind import RewindPoint
 from acpkit_core.runner import Session, ToolInfo, ToolListing, Turn
 from pydantic_ai import CancellationToken, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
@@ -34,7 +35,7 @@ from pydantic_ai.usage import UsageLimits
 from ._bridge import AcpBridge, ListeningAcpBridge
 from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
 from ._events import EventProjector
-from ._history import load_history, save_history
+from ._history import load_history, mark_prompt, rewind_history, save_history
 from ._lifecycle import LifecycleCards
 from ._mcp import SessionMcp
 from ._modes import PLAN_TOOL_NAME, PLANNING_INSTRUCTIONS, plan_toolset
@@ -64,7 +65,8 @@ class _ToolsListed(Exception):
 
 
 class PydanticRunner:
-    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks` and `ToolLister`)."""
+    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks`, `ToolLister` and
+    `SessionRewinder`)."""
 
     def __init__(
         self,
@@ -177,6 +179,7 @@ class PydanticRunner:
                 except BaseException as error:
                     stop = stop_reason_from_error(error)
                     messages = _messages_of(error) or list(captured)
+                    mark_prompt(messages[len(history) :], turn.prompt_id)
                     unstarted = projector.unstarted_ids()
                     await projector.fail_open(_STOPPED_TEXT)
                     save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
@@ -188,11 +191,18 @@ class PydanticRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
         messages = result.all_messages()
+        mark_prompt(messages, turn.prompt_id)
         unstarted = projector.unstarted_ids() if turn.cancelled else ()
         save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
         if not isinstance(result.output, str):
             await projector.output_text(_show(result.output))
         return "cancelled" if turn.cancelled else stop_reason_from_messages(messages)
+
+    # --- SessionRewinder -----------------------------------------------------------------------
+
+    async def rewind_session(self, session: Session, point: RewindPoint) -> None:
+        """Cut the message history where the prompt began (its request is marked with its id)."""
+        rewind_history(session, point)
 
     # --- SessionHooks --------------------------------------------------------------------------
 

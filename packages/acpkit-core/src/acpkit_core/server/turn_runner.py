@@ -49,6 +49,9 @@ logger = logging.getLogger("acpkit_core.server")
 _CAUSE_LIMIT = 200
 """How much of a failed turn's exception message reaches the client."""
 
+_SUMMARY_LIMIT = 200
+"""How much of a prompt its mark keeps (what `/rewind`'s hint and pickers show)."""
+
 CANCEL_GRACE_S = 0.05
 """How long a cancelled runner may take to return on its own before its task is cancelled."""
 
@@ -233,7 +236,7 @@ class TurnRunner:
     async def _mark(self, live: LiveSession, store: RewindStore, turn: ServerTurn) -> None:
         """Record the prompt (with the runner's state now) so that the session can go back to before it."""
         session = live.session
-        text = (prompt_title(turn.prompt) or "").encode("utf-8", "replace").decode("utf-8")
+        text = (prompt_title(turn.prompt, _SUMMARY_LIMIT) or "").encode("utf-8", "replace").decode("utf-8")
         mark = PromptMark(
             id=turn.prompt_id,
             text=text,
