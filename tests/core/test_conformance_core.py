@@ -36,6 +36,9 @@ def test_the_required_scenarios_are_the_suite() -> None:
         "test_question_by_permission_fallback",
         "test_cancel_while_a_question_is_open",
         "test_tools_command",
+        "test_rewind",
+        "test_retry",
+        "test_fork_at_a_prompt",
     } == REQUIRED_SCENARIOS
 
 
@@ -77,4 +80,4 @@ def test_a_third_party_pytest_run_uses_the_suite(tmp_path: Path) -> None:
         env=env,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "15 passed" in result.stdout
+    assert "18 passed" in result.stdout

@@ -220,8 +220,10 @@ class SessionManager:
             agent=source.agent or self.options.name,
             owner=self.principal,
         )
-        session.history.replace(source.history.take_loaded() or [])
+        items = source.history.take_loaded() or []
+        session.history.replace(items)
         await self.store.create(session, server=stored.server, transcript=transcript)
+        session.history = HistoryLog(items)  # the runner reads them as loaded from the store, as for any session
         if isinstance(self.store, RewindStore):  # the fork can go back to the prompts it was given
             await self.store.copy_prompts(source.id, session.id)
         self._live[session.id] = LiveSession(session=session, server=copy.deepcopy(stored.server))
