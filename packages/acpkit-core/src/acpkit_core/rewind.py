@@ -34,7 +34,16 @@ from typing import Protocol, runtime_checkable
 
 from .runner import Session
 
-__all__ = ["RewindPoint", "SessionRewinder"]
+__all__ = ["FORK_META_KEY", "PROMPTS_METHOD", "REWIND_META_KEY", "REWIND_METHOD", "RewindPoint", "SessionRewinder"]
+
+REWIND_META_KEY = "acpkit.rewind"
+"""The `agentCapabilities._meta` key advertising the rewind extension (its methods and fork key)."""
+PROMPTS_METHOD = "acpkit/session/prompts"
+"""The extension method listing a session's prompts (sent as `_acpkit/session/prompts`)."""
+REWIND_METHOD = "acpkit/session/rewind"
+"""The extension method rewinding a session (sent as `_acpkit/session/rewind`)."""
+FORK_META_KEY = "acpkit.fork"
+"""The `session/fork` `_meta` key naming the prompt to fork at: `{"prompt": N}` or `{"messageId": id}`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

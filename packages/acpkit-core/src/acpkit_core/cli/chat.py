@@ -29,10 +29,12 @@ from acp.schema import (
     PermissionOption,
     PromptResponse,
     RequestPermissionResponse,
+    SessionNotification,
     ToolCallUpdate,
 )
 from rich.console import Console
 
+from ..rewind import PROMPTS_METHOD, REWIND_META_KEY, REWIND_METHOD
 from . import ask
 from .agent_streams import AgentLog
 from .attach import ContentBlock, build_prompt
@@ -55,8 +57,13 @@ LOCAL_COMMANDS: dict[str, str] = {
     "help": "list the commands and keys",
     "quit": "end the chat (also /exit, Ctrl-D)",
     "exit": "end the chat",
+    "rewind": "go back to before a prompt (a picker without N); the agent puts back the files it changed",
 }
-"""The chat's own slash commands; an agent command of the same name wins."""
+"""The chat's own slash commands; an agent command of the same name wins (except `/rewind`, which the
+chat serves itself when the agent offers the rewind extension)."""
+
+_PICKER_ROWS = 15
+"""How many of the latest prompts `/rewind`'s picker lists."""
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9][\w-]*)(?:\s|$)")
 
@@ -95,6 +102,8 @@ class Chat:
         )
         self.agent_name: str | None = None
         """The agent's `agentInfo.name`, once initialized."""
+        self.rewinds = False
+        """The agent serves the rewind extension (`agentCapabilities._meta["acpkit.rewind"]`)."""
 
     def _echo_log(self, line: str) -> None:
         """`--verbose`: the agent's stderr and the client's log, dimmed, on stderr."""
@@ -297,6 +306,8 @@ class Chat:
         finally:
             self.view.idle()
         self.agent_name = init.agent_info.name if init.agent_info else None
+        meta = init.agent_capabilities.field_meta if init.agent_capabilities else None
+        self.rewinds = isinstance(meta, dict) and REWIND_META_KEY in meta
         return init
 
     async def loop(self, session_id: str, init: InitializeResponse) -> int:
@@ -323,11 +334,18 @@ class Chat:
             if not line:
                 continue
             command = _COMMAND.match(line)
+            if command and command.group(1) == "rewind" and self.rewinds:
+                await self.rewind(session_id, line[command.end() :].strip())
+                continue
             if command and not any(c.name == command.group(1) for c in self.view.commands):
                 if command.group(1) in {"quit", "exit"}:
                     return 0
                 if command.group(1) == "help":
                     self.help()
+                elif command.group(1) == "rewind":
+                    self.view.note(
+                        "this agent cannot go back to an earlier prompt (no rewind extension)", style="yellow"
+                    )
                 else:
                     self.view.note(
                         f"unknown command /{command.group(1)} (not sent; /help lists the commands)", style="yellow"
@@ -342,6 +360,74 @@ class Chat:
             if self.disconnected:
                 return EXIT_ERROR
 
+    async def rewind(self, session_id: str, arg: str) -> None:
+        """`/rewind [N]`: pick a prompt (the last by default), rewind to before it, redraw the conversation,
+        and put that prompt on the input line to edit and send again."""
+        assert self.conn is not None and self.reader is not None
+        try:
+            if arg:
+                if not arg.isdigit() or int(arg) < 1:
+                    self.view.note(f"/rewind takes a prompt number, not {arg!r}", style="yellow")
+                    return
+                number = int(arg)
+            else:
+                picked = await self._pick_prompt(session_id)
+                if picked is None:
+                    return
+                number = picked
+            answer = await self.conn.ext_method(
+                REWIND_METHOD, {"sessionId": session_id, "prompt": number, "transcript": True}
+            )
+        except RequestError as exc:
+            self.view.note(f"✗ cannot rewind: {printable(str(exc))}", style="red")
+            return
+        self.redraw(answer.get("transcript") or [])
+        self.view.note(str(answer.get("message", "")), style="bold")
+        prompt: dict[str, Any] = answer.get("prompt") or {}
+        content: list[Any] = prompt.get("content") or []
+        blocks = [cast(dict[str, Any], b) for b in content if isinstance(b, dict)]
+        text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        if text:
+            self.reader.prefill(text.replace("\n", " "))
+            self.view.note("the prompt is on the input line: edit it and press Enter, or clear it", style="dim")
+
+    async def _pick_prompt(self, session_id: str) -> int | None:
+        """Show the latest prompts and ask which one to go back before (Enter: the last)."""
+        assert self.conn is not None and self.reader is not None
+        listing = await self.conn.ext_method(PROMPTS_METHOD, {"sessionId": session_id})
+        prompts: list[dict[str, Any]] = listing.get("prompts") or []
+        if not prompts:
+            self.view.note("nothing to rewind: this session has no prompt yet", style="yellow")
+            return None
+        self.view.note("go back to before which prompt?", style="bold")
+        for row in prompts[-_PICKER_ROWS:]:
+            self.view.note(f"  {row.get('number')}  {row.get('text') or '(no text)'}", style="")
+        last = len(prompts)
+        while True:
+            text = await self.reader.read_answer(f"prompt [1-{last}, Enter: {last}, q: cancel]: ")
+            if text is None or text.strip().lower() in {"q", "quit"}:
+                self.view.note("not rewound", style="dim")
+                return None
+            text = text.strip()
+            if not text:
+                return last
+            if text.isdigit() and 1 <= int(text) <= last:
+                return int(text)
+
+    def redraw(self, transcript: list[Any]) -> None:
+        """Show the conversation again, as the rewound transcript has it."""
+        view = self.view
+        view.end_line()
+        if view.fancy:
+            view.console.clear()
+        view.note("── the conversation, rewound ──", style="bold")
+        for wire in transcript:
+            try:
+                view.update(SessionNotification.model_validate({"sessionId": "-", "update": wire}).update)
+            except ValueError:  # an update this client does not know: left out of the redraw
+                continue
+        view.end_line()
+
     def help(self) -> None:
         """`/help`: the agent's commands, the chat's own, `@path` and the keys."""
         view = self.view
@@ -350,10 +436,12 @@ class Chat:
             for c in view.commands:
                 view.note(f"  /{c.name}  {c.description}", style="")
         view.note("the chat's commands:", style="bold")
-        names = {c.name for c in view.commands}
+        names = {c.name for c in view.commands} - ({"rewind"} if self.rewinds else set())
         for name, description in LOCAL_COMMANDS.items():
+            if name == "rewind" and not self.rewinds:
+                continue
             if name not in names:
-                view.note(f"  /{name}  {description}", style="")
+                view.note(f"  /{name}{' [N]' if name == 'rewind' else ''}  {description}", style="")
         view.note("  @path  attach a file or directory (Tab completes)", style="")
         view.note(
             "keys: Ctrl-C cancels a turn (twice quits) or clears the line (twice quits) · Ctrl-D quits · Tab completes",

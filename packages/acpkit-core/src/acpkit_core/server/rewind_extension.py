@@ -28,6 +28,7 @@ from acp import RequestError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import SessionBusyError
+from ..rewind import FORK_META_KEY, PROMPTS_METHOD, REWIND_META_KEY, REWIND_METHOD
 from .rewinding import Rewinder, RewindResult
 from .session_manager import SessionManager
 from .sessions import replay_json
@@ -41,15 +42,6 @@ __all__ = [
     "RewindExtension",
     "fork_point",
 ]
-
-REWIND_META_KEY = "acpkit.rewind"
-"""The `agentCapabilities._meta` key advertising the rewind extension."""
-PROMPTS_METHOD = "acpkit/session/prompts"
-"""Lists a session's prompts (called as `_acpkit/session/prompts`)."""
-REWIND_METHOD = "acpkit/session/rewind"
-"""Rewinds a session (called as `_acpkit/session/rewind`)."""
-FORK_META_KEY = "acpkit.fork"
-"""The `_meta` key of `session/fork` naming the prompt to fork at."""
 
 
 class _Params(BaseModel):
