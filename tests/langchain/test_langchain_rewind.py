@@ -1,0 +1,23 @@
+"""Rewind with langchain-acp over real stdio: the LangGraph thread taken back to the checkpoint the
+prompt started from, the files the tool's diffs changed put back (issue 26's "done means",
+`tests/e2e/rewind_scenario.py`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
+from rewind_scenario import run_rewind_scenario  # noqa: E402
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+APP = str(Path(__file__).with_name("lc_rewind_app.py"))
+
+
+async def test_rewind_retry_and_fork_over_stdio(tmp_path: Path) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    await run_rewind_scenario([sys.executable, APP], root)
