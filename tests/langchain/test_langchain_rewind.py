@@ -1,6 +1,6 @@
 """Rewind with langchain-acp over real stdio: the LangGraph thread taken back to the checkpoint the
 prompt started from, the files the tool's diffs changed put back (issue 26's "done means",
-`tests/e2e/rewind_scenario.py`)."""
+`tests/rewind_scenario.py`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
-from rewind_scenario import run_rewind_scenario  # noqa: E402
+from rewind_scenario import run_rewind_scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

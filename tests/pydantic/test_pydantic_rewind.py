@@ -1,5 +1,5 @@
 """Rewind with pydantic-acp over real stdio: the message history cut where the prompt began, the
-files written through the client put back (issue 26's "done means", `tests/e2e/rewind_scenario.py`)."""
+files written through the client put back (issue 26's "done means", `tests/rewind_scenario.py`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
-from rewind_scenario import run_rewind_scenario  # noqa: E402
+from rewind_scenario import run_rewind_scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
