@@ -79,8 +79,9 @@ async def find_start(saver: BaseCheckpointSaver[Any], point: RewindPoint, own_th
     Raises `RewindError` when the checkpointer cannot give it back.
     """
     name = type(saver).__name__
-    for thread in dict.fromkeys((own_thread, *point.sessions)):
-        for prompt_id in point.undone:
+    threads = list(dict.fromkeys((own_thread, *point.sessions)))
+    for prompt_id in point.undone:  # the first undone prompt that wrote a checkpoint, wherever it ran
+        for thread in threads:
             written: list[CheckpointTuple] = [
                 saved async for saved in saver.alist(_config(thread), filter={PROMPT_METADATA_KEY: prompt_id})
             ]
