@@ -51,7 +51,8 @@ class LatestOnlySaver(InMemorySaver):
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: Any
     ) -> RunnableConfig:
         saved = super().put(config, checkpoint, metadata, new_versions)
-        kept = self.storage[config["configurable"]["thread_id"]][config["configurable"]["checkpoint_ns"]]
+        configurable = config.get("configurable", {})
+        kept = self.storage[configurable["thread_id"]][configurable["checkpoint_ns"]]
         for checkpoint_id in [k for k in kept if k != checkpoint["id"]]:
             del kept[checkpoint_id]
         return saved
@@ -63,7 +64,7 @@ class NoMetadataSaver(InMemorySaver):
     def put(
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: Any
     ) -> RunnableConfig:
-        return super().put({"configurable": config["configurable"]}, checkpoint, metadata, new_versions)
+        return super().put({"configurable": config.get("configurable", {})}, checkpoint, metadata, new_versions)
 
 
 async def _three_turns(c: AcpTestClient, sid: str) -> None:
