@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         InvalidCursorError,
         PathPolicyError,
         PromptError,
+        RewindError,
         SessionBusyError,
         SessionNotFoundError,
         UserError,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from .permissions import EditHook, PermissionPolicy, RememberedPermissions, effective_decision
     from .presentation import TOOL_PRESETS, ToolPresentation
     from .prompt import context_wrapper, link_label, parse_prompt, prompt_text, resource_description
+    from .rewind import RewindPoint, SessionRewinder
     from .runner import (
         ClientInfo,
         Emitter,
@@ -120,6 +122,8 @@ __all__ = [
     "Prompt",
     "PromptError",
     "RememberedPermissions",
+    "RewindError",
+    "RewindPoint",
     "Runner",
     "RunnerCapabilities",
     "SelectOption",
@@ -129,6 +133,7 @@ __all__ = [
     "SessionDeleter",
     "SessionHooks",
     "SessionNotFoundError",
+    "SessionRewinder",
     "SessionStore",
     "SqliteStore",
     "SseMcpServer",
@@ -194,6 +199,7 @@ _HOMES: dict[str, str] = {
             "InvalidCursorError",
             "PathPolicyError",
             "PromptError",
+            "RewindError",
             "SessionBusyError",
             "SessionNotFoundError",
             "UserError",
@@ -207,6 +213,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),
     **dict.fromkeys(["EditHook", "PermissionPolicy", "RememberedPermissions", "effective_decision"], "permissions"),
     **dict.fromkeys(["context_wrapper", "link_label", "parse_prompt", "prompt_text", "resource_description"], "prompt"),
+    **dict.fromkeys(["RewindPoint", "SessionRewinder"], "rewind"),
     **dict.fromkeys(
         [
             "ClientInfo",
