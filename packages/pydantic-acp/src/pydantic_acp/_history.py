@@ -165,20 +165,21 @@ def save_history(
 def mark_prompt(messages: Sequence[ModelMessage], prompt_id: str) -> None:
     """Mark the request that carries the last run's prompt with `prompt_id` (in its `metadata`).
 
-    The last run's messages are those with the `run_id` of the last message; its prompt is the first
-    of its requests with a user prompt part.
+    The last run's messages are the trailing ones with the `run_id` of the last message (only they
+    are looked at: the cost does not grow with the conversation); its prompt is the first of its
+    requests with a user prompt part.
     """
     run_id = next((m.run_id for m in reversed(messages) if m.run_id), None)
     if run_id is None:
         return
-    for message in messages:
-        if (
-            isinstance(message, ModelRequest)
-            and message.run_id == run_id
-            and any(isinstance(p, UserPromptPart) for p in message.parts)
-        ):
-            message.metadata = {**(message.metadata or {}), PROMPT_ID_KEY: prompt_id}
-            return
+    first: ModelRequest | None = None
+    for message in reversed(messages):
+        if message.run_id is not None and message.run_id != run_id:
+            break
+        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
+            first = message
+    if first is not None:
+        first.metadata = {**(first.metadata or {}), PROMPT_ID_KEY: prompt_id}
 
 
 def rewind_history(session: Session, point: RewindPoint) -> None:
