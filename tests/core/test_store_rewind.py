@@ -44,14 +44,10 @@ async def _three_turns(store: Any) -> Session:
     await store.create(session)
     n = 0
     for turn in (1, 2, 3):
-        await store.add_prompt(
-            "s",
-            PromptMark(
-                id=f"p{turn}", text=f"prompt {turn}", history_length=len(session.history), state={"n": turn - 1}
-            ),
+        mark = PromptMark(
+            id=f"p{turn}", text=f"prompt {turn}", history_length=len(session.history), state={"n": turn - 1}
         )
-        # the prompt as a batch of its own, then the answer in two batches
-        await store.append_transcript("s", [_update(n)])
+        await store.add_prompt("s", mark, transcript=[_update(n)])  # the prompt's batch, with its mark
         await store.append_transcript("s", [_update(n + 1)])
         n += 2
         session.history.append({"m": f"q{turn}"}, {"m": f"a{turn}"})
@@ -115,9 +111,9 @@ async def test_rewind_cuts_transcript_history_marks_and_files_at_once(store: Any
     assert [m.id for m in await store.prompts("s")] == ["p1"]
     assert [c.prompt_id for c in await store.file_changes("s", ["p1", "p2"])] == ["p1"]
     # the session goes on from there: the next prompt and items follow the kept ones
-    await store.add_prompt("s", PromptMark(id="p4", history_length=2))
+    await store.add_prompt("s", PromptMark(id="p4", history_length=2), transcript=[_update(9)])
     session.history.append({"m": "q4"})
-    await store.save(session, append=[_update(9)])
+    await store.save(session)
     got = await store.get("s")
     assert got.session.history.take_loaded() == [{"m": "q1"}, {"m": "a1"}, {"m": "q4"}]
     assert [u["content"]["text"] for u in await store.transcript("s")] == ["u0", "u1", "u2", "u9"]

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from ..emitter import TurnEmitter
 from ..runner import Session
-from ..store import RewindStore, SessionStore
+from ..store import PromptMark, RewindStore, SessionStore
 from ..store.base import DEFAULT_LEASE_SECONDS, JsonDict, cap_attachments
 from .file_changes import FileLedger
 
@@ -108,6 +108,14 @@ class TurnRecorder:
                 await self._store.append_transcript(self._session_id, self._capped(new))
                 self._written += len(new)
             await self._write_files(new)
+
+    async def flush_prompt(self, mark: PromptMark) -> None:
+        """Write the prompt's user message and its mark, in one transaction (the turn's first write)."""
+        async with self._lock:
+            assert isinstance(self._store, RewindStore)
+            new = self._emitter.recorded[self._written :]
+            await self._store.add_prompt(self._session_id, mark, transcript=self._capped(new))
+            self._written += len(new)
 
     async def _write_files(self, new: Sequence[JsonDict]) -> None:
         files = self._files

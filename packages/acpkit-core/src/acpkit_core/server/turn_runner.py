@@ -24,7 +24,7 @@ from acp.schema import (
 )
 
 from ..config import AgentOptions, Command
-from ..emitter import TurnEmitter
+from ..emitter import TurnEmitter, WireUpdate, update_to_json
 from ..errors import AcpKitError, SessionBusyError, error_code
 from ..presentation import kind_overrides, validate_presentation
 from ..runner import Runner, StopReason, turn_context
@@ -76,6 +76,7 @@ class TurnRunner:
         self.sessions = sessions
         self.commands = commands
         self.rewinder = rewinder
+        self._commands_wire: WireUpdate | None = None
         validate_presentation(options.tool_presentation)
         self._tool_kinds = kind_overrides(options.tool_kinds, options.tool_presentation)
         self.owner = new_owner()
@@ -159,6 +160,19 @@ class TurnRunner:
             session_update="available_commands_update", available_commands=available_commands(self.commands, hints)
         )
 
+    async def _commands_json(self, live: LiveSession) -> WireUpdate:
+        """`commands_update` as wire JSON, the commands other than `/rewind` built once per connection
+        (sent after every prompt: its cost stays that of one hint)."""
+        if self._commands_wire is None:
+            self._commands_wire = update_to_json(await self.commands_update(live.session.id))
+        assert self.rewinder is not None
+        hint = rewind_hint(await self.rewinder.marks(live))
+        commands: list[WireUpdate] = self._commands_wire["availableCommands"]
+        return {
+            **self._commands_wire,
+            "availableCommands": [{**c, "input": {"hint": hint}} if c.get("name") == "rewind" else c for c in commands],
+        }
+
     def cancel(self, session_id: str) -> None:
         """End the session's running turn with `cancelled` (nothing when none runs)."""
         live = self.sessions.open_session(session_id)
@@ -194,9 +208,11 @@ class TurnRunner:
                 closing = interruption_updates(await store.transcript(session.id))
                 await store.append_transcript(session.id, closing)
             await emitter.user_message(blocks, message_id=turn.prompt_id)
-            await recorder.flush()  # the prompt is stored before the runner starts
+            # the prompt is stored before the runner starts (with its mark, when it can be rewound)
             if turn.files is not None and isinstance(store, RewindStore):
-                await self._mark(live, store, turn)
+                await self._mark(live, recorder, turn)
+            else:
+                await recorder.flush()
         except Exception as exc:
             await recorder.abandon()
             if isinstance(exc, AcpKitError | RequestError):
@@ -228,13 +244,13 @@ class TurnRunner:
                 "last saved turn; this turn is not part of its history.",
             ) from exc
         if turn.files is not None and self.lists_prompts:
-            await self._send_commands(turn)
+            await self._send_commands(live, turn)
         if failure is not None:  # recorded, its tool calls closed: now the editor is told it failed
             raise failure
         return PromptResponse(stop_reason=stop, usage=emitter.turn_usage)
 
-    async def _mark(self, live: LiveSession, store: RewindStore, turn: ServerTurn) -> None:
-        """Record the prompt (with the runner's state now) so that the session can go back to before it."""
+    async def _mark(self, live: LiveSession, recorder: TurnRecorder, turn: ServerTurn) -> None:
+        """Store the prompt with its mark (the runner's state now): the session can go back to before it."""
         session = live.session
         text = (prompt_title(turn.prompt, _SUMMARY_LIMIT) or "").encode("utf-8", "replace").decode("utf-8")
         mark = PromptMark(
@@ -244,14 +260,15 @@ class TurnRunner:
             state=json.loads(json.dumps(session.state)),
             created_at=now_iso(),
         )
-        await store.add_prompt(session.id, mark)
+        await recorder.flush_prompt(mark)
         if live.prompts is not None:
             live.prompts.append(replace(mark, state={}))
 
-    async def _send_commands(self, turn: ServerTurn) -> None:
+    async def _send_commands(self, live: LiveSession, turn: ServerTurn) -> None:
         """Tell the client the new `/rewind` hint (never fails the turn: it is saved already)."""
         try:
-            await turn.emit.send_unrecorded(await self.commands_update(turn.session.id))
+            await turn.emit.flush()
+            await self.sessions.outbox.send(turn.session.id, await self._commands_json(live))
         except Exception:
             logger.warning("session %s: could not send the updated commands", turn.session.id, exc_info=True)
 

@@ -197,9 +197,12 @@ class MemoryStore:
 
     # --- RewindStore ---------------------------------------------------------------------------
 
-    async def add_prompt(self, session_id: str, mark: PromptMark) -> None:
-        """Record a prompt."""
-        self._row(session_id).prompts.append(json.dumps(_mark_json(mark)))
+    async def add_prompt(self, session_id: str, mark: PromptMark, *, transcript: Sequence[JsonDict] = ()) -> None:
+        """Record a prompt (and append `transcript`)."""
+        row = self._row(session_id)
+        encoded = [dumps_updates(u) for u in transcript]
+        row.prompts.append(json.dumps(_mark_json(mark)))
+        row.transcript.extend(encoded)
 
     async def add_file_changes(self, session_id: str, changes: Sequence[FileChange]) -> None:
         """Record file changes (a known `(prompt, path)` keeps its `before`)."""

@@ -405,6 +405,18 @@ class PostgresStore(PostgresRewinding):
 
         return work, len(items)
 
+    def _append_work(
+        self, session_id: str, updates: Sequence[JsonDict]
+    ) -> Callable[[AsyncConnection[Any]], Awaitable[None]]:
+        """`append_transcript`'s write, as work inside a transaction (nothing for no updates)."""
+        batch = dumps_updates(updates) if updates else None
+
+        async def work(conn: AsyncConnection[Any]) -> None:
+            if batch is not None:
+                await _insert_transcript(conn, session_id, batch)
+
+        return work
+
     async def _write_call(self, work: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
         """Run `work(connection)` in one transaction."""
         pool = await self._ready()

@@ -96,8 +96,14 @@ class PostgresRewinding:
     ) -> tuple[Callable[[AsyncConnection[Any]], Awaitable[int]], int]:
         raise NotImplementedError  # the store's
 
-    async def add_prompt(self, session_id: str, mark: PromptMark) -> None:
-        """Record a prompt that has just arrived."""
+    def _append_work(
+        self, session_id: str, updates: Sequence[JsonDict]
+    ) -> Callable[[AsyncConnection[Any]], Awaitable[None]]:
+        raise NotImplementedError  # the store's
+
+    async def add_prompt(self, session_id: str, mark: PromptMark, *, transcript: Sequence[JsonDict] = ()) -> None:
+        """Record a prompt that has just arrived (and append `transcript`, in one transaction)."""
+        append = self._append_work(session_id, transcript)
 
         async def work(conn: AsyncConnection[Any]) -> None:
             await conn.execute("SELECT 1 FROM acpkit_sessions WHERE id = %s FOR UPDATE", (session_id,))
@@ -114,6 +120,7 @@ class PostgresRewinding:
                     "at": mark.created_at,
                 },
             )
+            await append(conn)
 
         await self._write_call(work)
 

@@ -65,8 +65,9 @@ class RewindStore(Protocol):
     going back answer that the session store cannot rewind.
     """
 
-    async def add_prompt(self, session_id: str, mark: PromptMark) -> None:
-        """Record a prompt that has just arrived (after the ones already recorded)."""
+    async def add_prompt(self, session_id: str, mark: PromptMark, *, transcript: Sequence[JsonDict] = ()) -> None:
+        """Record a prompt that has just arrived (after the ones already recorded), and append
+        `transcript` (its user message) to the transcript in the same transaction."""
         ...
 
     async def add_file_changes(self, session_id: str, changes: Sequence[FileChange]) -> None:

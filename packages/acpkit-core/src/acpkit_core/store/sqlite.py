@@ -267,6 +267,16 @@ class SqliteStore(SqliteRewinding):
 
         return work, len(history[2])
 
+    def _append_work(self, session_id: str, updates: Sequence[JsonDict]) -> Callable[[sqlite3.Connection], None]:
+        """`append_transcript`'s write, as work inside a transaction (nothing for no updates)."""
+        batch = dumps_updates(updates) if updates else None
+
+        def work(db: sqlite3.Connection) -> None:
+            if batch is not None:
+                _insert_transcript(db, session_id, batch)
+
+        return work
+
     async def _write_call(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run `work(connection)` in one write transaction on the worker thread."""
         return await self._call(_in_write, work)

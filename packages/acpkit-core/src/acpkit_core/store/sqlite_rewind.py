@@ -172,9 +172,18 @@ class SqliteRewinding:
     ) -> tuple[Callable[[sqlite3.Connection], int], int]:
         raise NotImplementedError  # the store's
 
-    async def add_prompt(self, session_id: str, mark: PromptMark) -> None:
-        """Record a prompt that has just arrived."""
-        await self._write_call(lambda db: add_prompt(db, session_id, mark))
+    def _append_work(self, session_id: str, updates: Sequence[JsonDict]) -> Callable[[sqlite3.Connection], None]:
+        raise NotImplementedError  # the store's
+
+    async def add_prompt(self, session_id: str, mark: PromptMark, *, transcript: Sequence[JsonDict] = ()) -> None:
+        """Record a prompt that has just arrived (and append `transcript`, in one transaction)."""
+        append = self._append_work(session_id, transcript)
+
+        def work(db: sqlite3.Connection) -> None:
+            add_prompt(db, session_id, mark)
+            append(db)
+
+        await self._write_call(work)
 
     async def add_file_changes(self, session_id: str, changes: Sequence[FileChange]) -> None:
         """Record file changes (a known `(prompt, path)` keeps its `before`)."""
