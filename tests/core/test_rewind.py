@@ -468,3 +468,43 @@ async def test_a_runner_that_rewinds_itself_gets_the_point_and_may_refuse() -> N
     assert point.kept == (prompts[0]["messageId"],)
     assert point.sessions == (sid,)
     assert history.text == "say one"
+
+
+async def test_another_principals_session_is_not_found_whatever_the_point(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    alice, bob = (
+        AcpAgent(ScriptedRunner(), AgentOptions(store=store)),
+        AcpAgent(ScriptedRunner(), AgentOptions(store=store)),
+    )
+    alice.sessions.principal, bob.sessions.principal = "alice", "bob"
+    async with AcpTestClient.connect(alice) as a, AcpTestClient.connect(bob) as b:
+        await a.initialize()
+        await b.initialize()
+        sid = await a.new_session()
+        await a.prompt("say secret", session_id=sid)
+        refused: list[int] = []
+        for attempt in (
+            b.fork_session(sid, prompt=9),  # the count of prompts is not told either
+            b.fork_session(sid, prompt=1),
+            b.rewind(sid),
+            b.prompts(sid),
+        ):
+            with pytest.raises(RequestError) as info:
+                await attempt
+            refused.append(info.value.code)
+        history = await a.prompt("history", session_id=sid)
+    assert refused == [-32002, -32002, -32002, -32002]
+    assert history.text == "say secret"
+
+
+async def test_after_clear_the_hint_starts_again() -> None:
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store="memory"))) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.prompt("say one", session_id=sid)
+        await c.prompt("/clear", session_id=sid)
+        r = await c.prompt("say two", session_id=sid)
+    update = r.updates[-1]
+    assert isinstance(update, AvailableCommandsUpdate)
+    rewind = next(cmd for cmd in update.available_commands if cmd.name == "rewind")
+    assert rewind.input is not None and rewind.input.root.hint == "prompt number: 1 say two"

@@ -105,6 +105,7 @@ class BuiltinCommands:
             turn.remembered = turn.remembered.forget()
             turn.emit.recorded.clear()
         live.reset_transcript = True
+        live.prompts = []  # the store drops their marks with the transcript
         await turn.emit.text("Conversation cleared.")
         if isinstance(turn, ServerTurn):
             turn.emit.recorded.clear()

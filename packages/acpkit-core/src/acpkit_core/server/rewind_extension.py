@@ -139,6 +139,7 @@ class RewindExtension:
             try:
                 if began.version != live.version:
                     await self.sessions.reload_state(live)
+                # (a turn a dead process left unfinished is the last prompt: any rewind cuts it away)
                 files = "ask" if params.restore_files is None else "restore" if params.restore_files else "keep"
                 result = await self.rewinder.rewind(
                     live, number=params.prompt, message_id=params.message_id, files=files, ask=self._asker(session_id)

@@ -387,6 +387,7 @@ class Rewinder:
     ) -> Session:
         """`session/fork` at a prompt: a new session holding what came before it; the files and the
         original session are left as they are."""
+        await self.sessions.stored(session_id)  # another principal's session is "not found", whatever the point
         plan = await self._plan(session_id, number=number, message_id=message_id)
         session = await self.sessions.fork(session_id, cwd, additional_directories, mcp_servers)
         live = self.sessions.open_session(session.id)

@@ -169,7 +169,7 @@ class SessionManager:
         self._check_room(session_id)
         stored = await self.stored(session_id)
         live = self._live.get(session_id)
-        if live is not None and live.turn is not None:
+        if live is not None and (live.turn is not None or live.rewinding):
             raise SessionBusyError(f"session {session_id!r} is running a turn; cancel it before loading it again")
         session = stored.session
         session.cwd = cwd
