@@ -29,17 +29,17 @@ from acp.schema import (
     PermissionOption,
     PromptResponse,
     RequestPermissionResponse,
-    SessionNotification,
     ToolCallUpdate,
 )
 from rich.console import Console
 
-from ..rewind import PROMPTS_METHOD, REWIND_META_KEY, REWIND_METHOD
+from ..rewind import REWIND_META_KEY
 from . import ask
 from .agent_streams import AgentLog
 from .attach import ContentBlock, build_prompt
 from .authenticate import with_authentication
 from .local import LocalClient
+from .rewind import rewind
 from .sanitize import printable
 from .spawn import AgentExited, agent_command, agent_env, connect, initialize, json_observer
 from .view import ChatView
@@ -62,8 +62,6 @@ LOCAL_COMMANDS: dict[str, str] = {
 """The chat's own slash commands; an agent command of the same name wins (except `/rewind`, which the
 chat serves itself when the agent offers the rewind extension)."""
 
-_PICKER_ROWS = 15
-"""How many of the latest prompts `/rewind`'s picker lists."""
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9][\w-]*)(?:\s|$)")
 
@@ -361,72 +359,9 @@ class Chat:
                 return EXIT_ERROR
 
     async def rewind(self, session_id: str, arg: str) -> None:
-        """`/rewind [N]`: pick a prompt (the last by default), rewind to before it, redraw the conversation,
-        and put that prompt on the input line to edit and send again."""
+        """`/rewind [N]` (see `cli/rewind.py`)."""
         assert self.conn is not None and self.reader is not None
-        try:
-            if arg:
-                if not arg.isdigit() or int(arg) < 1:
-                    self.view.note(f"/rewind takes a prompt number, not {arg!r}", style="yellow")
-                    return
-                number = int(arg)
-            else:
-                picked = await self._pick_prompt(session_id)
-                if picked is None:
-                    return
-                number = picked
-            answer = await self.conn.ext_method(
-                REWIND_METHOD, {"sessionId": session_id, "prompt": number, "transcript": True}
-            )
-        except RequestError as exc:
-            self.view.note(f"✗ cannot rewind: {printable(str(exc))}", style="red")
-            return
-        self.redraw(answer.get("transcript") or [])
-        self.view.note(str(answer.get("message", "")), style="bold")
-        prompt: dict[str, Any] = answer.get("prompt") or {}
-        content: list[Any] = prompt.get("content") or []
-        blocks = [cast(dict[str, Any], b) for b in content if isinstance(b, dict)]
-        text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-        if text:
-            self.reader.prefill(text.replace("\n", " "))
-            self.view.note("the prompt is on the input line: edit it and press Enter, or clear it", style="dim")
-
-    async def _pick_prompt(self, session_id: str) -> int | None:
-        """Show the latest prompts and ask which one to go back before (Enter: the last)."""
-        assert self.conn is not None and self.reader is not None
-        listing = await self.conn.ext_method(PROMPTS_METHOD, {"sessionId": session_id})
-        prompts: list[dict[str, Any]] = listing.get("prompts") or []
-        if not prompts:
-            self.view.note("nothing to rewind: this session has no prompt yet", style="yellow")
-            return None
-        self.view.note("go back to before which prompt?", style="bold")
-        for row in prompts[-_PICKER_ROWS:]:
-            self.view.note(f"  {row.get('number')}  {row.get('text') or '(no text)'}", style="")
-        last = len(prompts)
-        while True:
-            text = await self.reader.read_answer(f"prompt [1-{last}, Enter: {last}, q: cancel]: ")
-            if text is None or text.strip().lower() in {"q", "quit"}:
-                self.view.note("not rewound", style="dim")
-                return None
-            text = text.strip()
-            if not text:
-                return last
-            if text.isdigit() and 1 <= int(text) <= last:
-                return int(text)
-
-    def redraw(self, transcript: list[Any]) -> None:
-        """Show the conversation again, as the rewound transcript has it."""
-        view = self.view
-        view.end_line()
-        if view.fancy:
-            view.console.clear()
-        view.note("── the conversation, rewound ──", style="bold")
-        for wire in transcript:
-            try:
-                view.update(SessionNotification.model_validate({"sessionId": "-", "update": wire}).update)
-            except ValueError:  # an update this client does not know: left out of the redraw
-                continue
-        view.end_line()
+        await rewind(self.conn, self.view, self.reader, session_id, arg)
 
     def help(self) -> None:
         """`/help`: the agent's commands, the chat's own, `@path` and the keys."""
