@@ -1,4 +1,4 @@
-"""What keeping a session rewindable costs, and what a rewind takes, side by side with a store that keeps nothing for it.
+"""What keeping a session rewindable costs, and what a rewind takes (beside a store that keeps nothing for it).
 
 Run: `uv run python bench/rewind_bench.py [--turns 200] [--long 500] [--runs 3]`
 
@@ -59,7 +59,8 @@ async def _turns(store: SessionStore | SqliteStore, root: Path, turns: int, line
 async def _per_turn(turns: int, runs: int) -> None:
     print(f"1. median time per turn over {turns} turns (best of {runs} runs)")
     print(f"{'turn':<34}{'no rewind marks':>18}{'rewindable':>14}{'added':>12}")
-    for label, line in (("answers only (`say`)", "say turn {n}"), ("writes a file (`write`)", "write {root}/f.txt v{n}")):
+    cases = (("answers only (`say`)", "say turn {n}"), ("writes a file (`write`)", "write {root}/f.txt v{n}"))
+    for label, line in cases:
         base: list[float] = []
         marked: list[float] = []
         for _ in range(runs):
