@@ -85,3 +85,18 @@ async def test_retry_after_a_failed_turn() -> None:
     assert retried.text.endswith("heard: hello")
     said = [u.content.text for u in replayed if isinstance(u, UserMessageChunk)]
     assert said == ["hello"]
+
+
+async def test_a_history_too_big_to_keep_in_memory_is_cut_from_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner unloads a big history between turns (`HistoryLog.unload`): the rewind reads it back first."""
+    monkeypatch.setattr("pydantic_acp._history.KEPT_HISTORY_CHARS", 10)
+    agent = Agent(FunctionModel(stream_function=_heard))
+    async with AcpTestClient.connect(create_acp_agent(agent, store="memory")) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        for word in ("one", "two", "three"):
+            await c.prompt(f"a long enough prompt {word}", session_id=sid)
+        rewound = await c.rewind(sid, prompt=3)  # the extension: no turn reads the history back first
+        after = await c.prompt("four", session_id=sid)
+    assert rewound["message"].startswith("Rewound to before prompt 3")
+    assert after.text == "heard: a long enough prompt one | a long enough prompt two | four"

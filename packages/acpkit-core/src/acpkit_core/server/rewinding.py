@@ -343,6 +343,8 @@ class Rewinder:
         plan = await self._plan(session.id, number=number, message_id=message_id)
         host = self.sessions.host_for(session)
         try:
+            # From the session as stored: a runner that unloaded its history between turns finds it whole.
+            await self.sessions.reload_state(live)
             await self._take_back(session, plan)
             changes = await self._store().file_changes(session.id, [m.id for m in plan.undone])
             result = RewindResult(
