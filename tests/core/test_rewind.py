@@ -508,3 +508,29 @@ async def test_after_clear_the_hint_starts_again() -> None:
     assert isinstance(update, AvailableCommandsUpdate)
     rewind = next(cmd for cmd in update.available_commands if cmd.name == "rewind")
     assert rewind.input is not None and rewind.input.root.hint == "prompt number: 1 say two"
+
+
+class SlowFilesStore(MemoryStore):
+    """Takes a while to record file changes (a busy database)."""
+
+    async def add_file_changes(self, session_id: str, changes: Sequence[Any]) -> None:
+        await asyncio.sleep(0.05)
+        await super().add_file_changes(session_id, changes)
+
+
+async def test_file_changes_written_while_the_turn_ends_are_kept(tmp_path: Path) -> None:
+    """The turn ends while a periodic flush is recording a file change: the change is kept all the same."""
+    store = SlowFilesStore()
+    options = AgentOptions(store=store, transcript_flush_ms=5)
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), options), root=tmp_path) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        await c.prompt(f"write {tmp_path}/a.txt new\nsleep 0.02", session_id=sid)  # ends mid-flush
+        (mark,) = await store.prompts(sid)
+        recorded = await store.file_changes(sid, [mark.id])
+        r = await c.prompt("/rewind", session_id=sid)
+        _, replayed = await c.load_session(sid)
+    assert [(ch.path, ch.before, ch.after) for ch in recorded] == [(str(tmp_path / "a.txt"), None, "new")]
+    assert f"Files the agent created, removed: {tmp_path / 'a.txt'}." in r.text
+    assert not (tmp_path / "a.txt").exists()
+    assert replayed == [u for u in replayed if isinstance(u, AvailableCommandsUpdate)]  # nothing left, nothing twice

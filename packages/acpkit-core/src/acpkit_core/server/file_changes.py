@@ -94,14 +94,19 @@ class FileLedger:
             return
         self.wrote(os.path.normpath(path), old if isinstance(old, str) else None, None if deleted else new)
 
-    def take(self) -> list[FileChange]:
-        """The changes not taken yet (a path changed again since is given again, with its new `after`)."""
-        out = [
+    def unwritten(self) -> list[FileChange]:
+        """The changes not written yet (a path changed again since is given again, with its new `after`)."""
+        return [
             FileChange(prompt_id=self.prompt_id, path=path, before=self._changes[path][0], after=self._changes[path][1])
             for path in self._dirty
         ]
-        self._dirty.clear()
-        return out
+
+    def written(self, changes: Sequence[FileChange]) -> None:
+        """`changes` are stored: forget them, unless their file changed again meanwhile. Until this is
+        called (a write that failed, or was cancelled as the turn ended), they are given again."""
+        for change in changes:
+            if self._changes.get(change.path) == (change.before, change.after):
+                self._dirty.pop(change.path, None)
 
 
 class RecordingHost(ClientHost):

@@ -122,10 +122,11 @@ class TurnRecorder:
         if files is None:
             return
         files.observe(new)
-        changes = files.take()
+        changes = files.unwritten()
         if changes:
             assert isinstance(self._store, RewindStore)
             await self._store.add_file_changes(self._session_id, changes)
+            files.written(changes)  # not before: a flush cancelled here leaves them to the final save
 
     async def detach(self, work: Callable[[], Awaitable[_T]]) -> _T:
         """Run `work` (a rewind, which rewrites the transcript) between two flushes, and record nothing
@@ -153,10 +154,15 @@ class TurnRecorder:
                 logger.exception("session %s: could not record the running turn", self._session_id)
 
     async def stop(self) -> None:
-        """Stop the periodic flushes (the final save writes the rest)."""
+        """Stop the periodic flushes (the final save writes the rest).
+
+        A flush in progress ends first: cancelled halfway, its write could still be committed (by the
+        store's worker) without being counted, and the final save would write those updates again.
+        """
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
+            async with self._lock:
+                task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
