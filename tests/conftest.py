@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from postgres_cluster import PostgresCluster, new_schema_name, postgres_missing, schema_url
 
+pytest.register_assert_rewrite("rewind_scenario")  # a shared scenario, not a test module: show its failures
+
 
 @pytest.fixture(autouse=True)
 def _isolated_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -43,6 +43,9 @@ def test_the_required_scenarios_are_the_suite() -> None:
         "test_context_meter_and_prompt_usage",
         "test_logout_ends_authentication",
         "test_delete_of_an_unknown_session_succeeds",
+        "test_rewind",
+        "test_retry",
+        "test_fork_at_a_prompt",
     } == REQUIRED_SCENARIOS
 
 
@@ -84,4 +87,4 @@ def test_a_third_party_pytest_run_uses_the_suite(tmp_path: Path) -> None:
         env=env,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "23 passed" in result.stdout
+    assert "26 passed" in result.stdout

@@ -216,7 +216,7 @@ async def test_available_commands_and_builtins() -> None:
         (first,) = c.updates[sid]
         assert isinstance(first, AvailableCommandsUpdate)
         names = [cmd.name for cmd in first.available_commands]
-        assert names == ["mode", "model", "clear", "tools", "shout"]
+        assert names == ["mode", "model", "clear", "tools", "rewind", "retry", "shout"]
         hints = {cmd.name: cmd.input.root.hint if cmd.input else None for cmd in first.available_commands}
         assert hints["shout"] == "text" and hints["clear"] is None
 
@@ -275,7 +275,7 @@ async def test_runner_commands_and_no_mode_commands_without_modes() -> None:
         sid = await c.new_session()
         (first,) = c.updates[sid]
         assert isinstance(first, AvailableCommandsUpdate)
-        assert [cmd.name for cmd in first.available_commands] == ["clear", "ping"]
+        assert [cmd.name for cmd in first.available_commands] == ["clear", "rewind", "retry", "ping"]
         r = await c.prompt("/ping", session_id=sid)
         plain = await c.prompt("/mode readonly", session_id=sid)
     assert r.text == "pong"

@@ -26,7 +26,12 @@ async def test_extension_methods_and_notifications_over_stdio() -> None:
             "acpkit.extensions": {
                 "methods": ["acme/greet", "acme/pings", "acme/whoami"],
                 "notifications": ["acme/ping", "acme/seen"],
-            }
+            },
+            # ACP Kit's own extension, beside the developer's (docs/core/rewind.md)
+            "acpkit.rewind": {
+                "methods": ["acpkit/session/prompts", "acpkit/session/rewind"],
+                "forkMeta": "acpkit.fork",
+            },
         }
         assert c.conn is not None
         assert await c.conn.ext_method("acme/greet", {"name": "Ada", "times": 2}) == {"text": "hello Ada hello Ada"}
@@ -56,7 +61,8 @@ async def test_extension_methods_and_notifications_over_stdio() -> None:
 async def test_an_agent_without_extensions_answers_method_not_found() -> None:
     async with AcpTestClient.spawn(sys.executable, str(AGENTS / "scripted_agent.py"), "--store", "memory") as c:
         init = await c.initialize()
-        assert init.agent_capabilities is not None and init.agent_capabilities.field_meta is None
+        assert init.agent_capabilities is not None
+        assert set(init.agent_capabilities.field_meta or {}) == {"acpkit.rewind"}  # ACP Kit's own only
         assert c.conn is not None
         with pytest.raises(RequestError) as unknown:
             await c.conn.ext_method("acme/greet", {"name": "Ada"})

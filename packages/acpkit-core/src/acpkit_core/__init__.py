@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         InvalidCursorError,
         PathPolicyError,
         PromptError,
+        RewindError,
         SessionBusyError,
         SessionNotFoundError,
         UserError,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from .permissions import EditHook, PermissionPolicy, RememberedPermissions, effective_decision
     from .presentation import TOOL_PRESETS, ToolPresentation
     from .prompt import context_wrapper, link_label, parse_prompt, prompt_text, resource_description
+    from .rewind import RewindPoint, SessionRewinder
     from .runner import (
         ClientInfo,
         Emitter,
@@ -133,6 +135,8 @@ __all__ = [
     "Prompt",
     "PromptError",
     "RememberedPermissions",
+    "RewindError",
+    "RewindPoint",
     "Runner",
     "RunnerCapabilities",
     "SelectOption",
@@ -142,6 +146,7 @@ __all__ = [
     "SessionDeleter",
     "SessionHooks",
     "SessionNotFoundError",
+    "SessionRewinder",
     "SessionStore",
     "SqliteStore",
     "SseMcpServer",
@@ -209,6 +214,7 @@ _HOMES: dict[str, str] = {
             "InvalidCursorError",
             "PathPolicyError",
             "PromptError",
+            "RewindError",
             "SessionBusyError",
             "SessionNotFoundError",
             "UserError",
@@ -222,6 +228,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),
     **dict.fromkeys(["EditHook", "PermissionPolicy", "RememberedPermissions", "effective_decision"], "permissions"),
     **dict.fromkeys(["context_wrapper", "link_label", "parse_prompt", "prompt_text", "resource_description"], "prompt"),
+    **dict.fromkeys(["RewindPoint", "SessionRewinder"], "rewind"),
     **dict.fromkeys(
         [
             "ClientInfo",

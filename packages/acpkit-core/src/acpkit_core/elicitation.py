@@ -461,6 +461,37 @@ class Elicitor:
             )
         return answer
 
+    async def confirm(self, card: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
+        """Ask a permission question of the server's own (a rewind's files, say) on `card`.
+
+        The chosen option's id, or `None` when the question was cancelled (which cancels the turn,
+        as any permission answered `cancelled`) or cannot be asked. The card is closed with the answer.
+        """
+        if self._conn is None or self._cancel.is_set():
+            return None
+        try:
+            response = await self._race(
+                self._conn.request_permission(session_id=self._session_id, tool_call=card, options=options)
+            )
+        except RequestError as exc:
+            log.warning("session %s: the question could not be asked: %s", self._session_id, exc)
+            return None
+        outcome = response.outcome if response is not None else None
+        chosen = outcome.option_id if outcome is not None and outcome.outcome == "selected" else None
+        if chosen is None:
+            self._cancel.set()
+        if self._send is not None:
+            name = next((o.name for o in options if o.option_id == chosen), "cancelled")
+            await self._send(
+                ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=card.tool_call_id,
+                    status="completed" if chosen is not None else "failed",
+                    content=[ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=name))],
+                )
+            )
+        return chosen
+
     async def _race(self, request: Awaitable[Any]) -> Any:
         """The client's answer, or `None` when the turn is cancelled first (the request is dropped)."""
         if self._before_ask is not None:

@@ -273,9 +273,10 @@ class TurnEmitter:
         self._buffer_kind = None
         await self._chunk(kind, text)
 
-    async def user_message(self, blocks: Sequence[Any]) -> None:
-        """Record the user's prompt as `user_message_chunk`s (kept for replay, not sent)."""
-        mid = uuid.uuid4().hex
+    async def user_message(self, blocks: Sequence[Any], *, message_id: str | None = None) -> None:
+        """Record the user's prompt as `user_message_chunk`s (kept for replay, not sent), all with
+        `message_id` (a new one when not given)."""
+        mid = message_id or uuid.uuid4().hex
         for block in blocks:
             chunk = UserMessageChunk(session_update="user_message_chunk", content=block, message_id=mid)
             self.recorded.append(update_to_json(chunk))

@@ -11,6 +11,7 @@ AcpKitError                 base of everything ACP Kit raises on purpose
 │   └── PathPolicyError         the path lies outside the session's allowed directories
 ├── ConfigError             an unknown mode, config option or value (-32602)
 ├── InvalidCursorError      a `session/list` cursor the store did not issue (-32602)
+├── RewindError             a session cannot go back to that prompt (-32602; the message says why)
 └── AuthRequiredError       the connection is not authenticated, or a method refused (-32000)
 ```
 
@@ -24,7 +25,7 @@ exception (a failed turn's answer, a hand-built server's): one rule, in this mod
 | `AuthRequiredError`, a provider's 401 / `AuthenticationError` | -32000 | yes (auth required) |
 | unknown session (`SessionNotFoundError`), `FileNotFoundError`, a provider's 404 | -32002 | yes (resource not found) |
 | `PathPolicyError`, `PermissionError`, a provider's 403 / `PermissionDeniedError` | -32013 | no (see below) |
-| bad prompt, unknown mode or option, bad cursor | -32602 | yes (JSON-RPC invalid params) |
+| bad prompt, unknown mode or option, bad cursor, a rewind refused | -32602 | yes (JSON-RPC invalid params) |
 | a prompt while a turn runs | -32600 | yes (JSON-RPC invalid request) |
 | anything else, `UserError` ("agent misconfigured") | -32603 | yes (JSON-RPC internal error) |
 
@@ -49,6 +50,7 @@ __all__ = [
     "InvalidCursorError",
     "PathPolicyError",
     "PromptError",
+    "RewindError",
     "SessionBusyError",
     "SessionNotFoundError",
     "UserError",
@@ -153,6 +155,11 @@ class InvalidCursorError(AcpKitError, ValueError):
     """A `session/list` cursor that this store did not issue."""
 
 
+class RewindError(AcpKitError, ValueError):
+    """A session cannot be taken back to that prompt: no such prompt, a store or checkpointer that
+    cannot go back. The message says why, in words the user reads."""
+
+
 class AuthRequiredError(AcpKitError):
     """The connection is not authenticated (-32000), or an authentication method refused.
 
@@ -171,7 +178,7 @@ def to_request_error(exc: Exception) -> RequestError | None:
     """The JSON-RPC error for an ACP Kit error, `None` for anything else.
 
     `SessionNotFoundError` is -32002 with the id; `PromptError` -32602 with the block index, field
-    and reason; `ConfigError` and `InvalidCursorError` -32602; `SessionBusyError` -32600;
+    and reason; `ConfigError`, `InvalidCursorError` and `RewindError` -32602; `SessionBusyError` -32600;
     `PathPolicyError` -32013 (permission denied); `UserError` -32603 ("agent misconfigured");
     `AuthRequiredError` -32000 with the reason.
     """
@@ -183,7 +190,7 @@ def to_request_error(exc: Exception) -> RequestError | None:
         return RequestError(RESOURCE_NOT_FOUND, str(exc), {"sessionId": exc.session_id})
     if isinstance(exc, PromptError):
         return RequestError(INVALID_PARAMS, str(exc), {"index": exc.index, "field": exc.field, "reason": exc.reason})
-    if isinstance(exc, ConfigError | InvalidCursorError):
+    if isinstance(exc, ConfigError | InvalidCursorError | RewindError):
         return RequestError(INVALID_PARAMS, str(exc))
     if isinstance(exc, SessionBusyError):
         return RequestError(INVALID_REQUEST, str(exc))

@@ -41,7 +41,11 @@ from acp.schema import (
 from .errors import HostError, HostUnavailableError, PathPolicyError, UserError
 from .runner import ClientInfo, Session
 
-__all__ = ["ClientConnection", "ClientHost", "CommandResult", "Terminal"]
+__all__ = ["REMOVE_FILE_METHOD", "ClientConnection", "ClientHost", "CommandResult", "Terminal"]
+
+REMOVE_FILE_METHOD = "_acpkit/fs/remove_file"
+"""The client extension method that deletes a file (`{"sessionId", "path"}`), served by `acpkit chat`
+and the test client, advertised as `clientCapabilities._meta["acpkit.fs"] = {"removeFile": true}`."""
 
 T = TypeVar("T")
 
@@ -85,6 +89,8 @@ class ClientConnection(Protocol):
     async def release_terminal(
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> ReleaseTerminalResponse | None: ...
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -291,6 +297,11 @@ class ClientHost:
         """The client serves the `terminal/*` methods."""
         return self._conn is not None and self.client.terminal
 
+    @property
+    def can_remove(self) -> bool:
+        """The client serves the extension `_acpkit/fs/remove_file` (see `ClientInfo.remove_file`)."""
+        return self._conn is not None and self.client.remove_file
+
     def _require(self, available: bool, capability: str) -> ClientConnection:
         if not available or self._conn is None:
             raise HostUnavailableError(f"the client did not advertise {capability}")
@@ -342,6 +353,15 @@ class ClientHost:
         conn = self._require(self.can_write, "fs.writeTextFile")
         path = self.check_path(path)
         await _call("fs/write_text_file", conn.write_text_file(self.session_id, path, content))
+
+    async def remove_file(self, path: str) -> None:
+        """Delete a file through the client (`_acpkit/fs/remove_file`, an ACP Kit extension: ACP has no
+        method for it). `HostUnavailableError` when the client did not advertise it."""
+        conn = self._require(self.can_remove, '_meta["acpkit.fs"].removeFile')
+        path = self.check_path(path)
+        await _call(
+            REMOVE_FILE_METHOD, conn.ext_method(REMOVE_FILE_METHOD[1:], {"sessionId": self.session_id, "path": path})
+        )
 
     async def read_for_diff(self, path: str) -> str | None:
         """The current text of a file for an edit diff, or None when the file does not exist.

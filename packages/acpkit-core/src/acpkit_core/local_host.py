@@ -1,6 +1,8 @@
 """The client half of ACP's file and terminal methods, served from this machine.
 
-An ACP client answers `fs/read_text_file`, `fs/write_text_file` and `terminal/*` for the agent.
+An ACP client answers `fs/read_text_file`, `fs/write_text_file` and `terminal/*` for the agent
+(and, as an ACP Kit extension, `_acpkit/fs/remove_file`, with which a rewind removes a file the
+agent created).
 [`LocalClientHost`][acpkit_core.local_host.LocalClientHost] does it from the local disk and real
 subprocesses; both `acpkit chat` and the test client ([`AcpTestClient`][acpkit_core.testing.AcpTestClient])
 delegate to it. Paths must be absolute and, when a `root` is given, inside it. Failures are
@@ -187,6 +189,16 @@ class LocalClientHost:
         except OSError as exc:
             raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
         return WriteTextFileResponse()
+
+    async def remove_file(self, path: str) -> None:
+        """Delete a file (the `_acpkit/fs/remove_file` extension; a file already gone is fine)."""
+        target = self.resolve(path)
+        if target.is_dir():
+            raise RequestError.invalid_params({"path": path, "reason": "is a directory, not a file"})
+        try:
+            target.unlink(missing_ok=True)
+        except OSError as exc:
+            raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
 
     # --- terminals -----------------------------------------------------------------------------
 

@@ -162,7 +162,8 @@ class HistoryLog:
 
     A runner appends what a turn adds; the store writes only the items appended since the last
     save, so a turn costs what it adds, not what the session holds. Earlier items are rewritten
-    only when the runner calls [`replace`][acpkit_core.runner.HistoryLog.replace] (or `clear`).
+    only when the runner calls [`replace`][acpkit_core.runner.HistoryLog.replace] (or `clear`), and
+    dropped from the end by [`truncate`][acpkit_core.runner.HistoryLog.truncate] (a rewind).
 
     The items read from the store are handed over once by
     [`take_loaded`][acpkit_core.runner.HistoryLog.take_loaded]; the runner keeps its own
@@ -172,7 +173,7 @@ class HistoryLog:
     so a memo never outlives the items it stands for.
     """
 
-    __slots__ = ("_loaded", "_pending", "_reset", "_saved", "_unloaded", "memo")
+    __slots__ = ("_cut", "_loaded", "_pending", "_reset", "_saved", "_unloaded", "memo")
 
     def __init__(self, items: Sequence[Any] = ()) -> None:
         """A log holding `items`, as read from the store."""
@@ -180,6 +181,7 @@ class HistoryLog:
         self._saved = len(self._loaded)
         self._pending: list[Any] = []
         self._reset = False
+        self._cut: int | None = None
         self._unloaded = False
         self.memo: Any = None
         """The runner's in-memory form of the items (never stored)."""
@@ -197,6 +199,25 @@ class HistoryLog:
         self._saved = 0
         self._pending = list(items)
         self._reset = True
+        self._cut = None
+
+    def truncate(self, count: int) -> None:
+        """Keep only the first `count` items (a rewind): the next save drops the stored items after them.
+
+        `memo` is left as it is: a runner that keeps one sets it to match.
+        """
+        if count < 0:
+            raise ValueError(f"HistoryLog.truncate: count must be >= 0, got {count}")
+        if count >= len(self):
+            return
+        if count >= self._saved:
+            del self._pending[count - self._saved :]
+            return
+        if self._loaded is not None:
+            del self._loaded[count:]
+        self._saved = count
+        self._pending = []
+        self._cut = count if self._cut is None else min(self._cut, count)
 
     def clear(self) -> None:
         """Forget every item (`/clear`)."""
@@ -229,11 +250,18 @@ class HistoryLog:
         """True when the next save must drop the stored items first."""
         return self._reset
 
+    @property
+    def cut(self) -> int | None:
+        """After [`truncate`][acpkit_core.runner.HistoryLog.truncate]: the next save first drops the stored
+        items from this position on (`None`: nothing to drop)."""
+        return self._cut
+
     def saved(self, count: int) -> None:
-        """Called by the store: the first `count` pending items (and any reset) are now stored."""
+        """Called by the store: the first `count` pending items (and any reset or cut) are now stored."""
         self._saved += count
         del self._pending[:count]
         self._reset = False
+        self._cut = None
 
 
 @dataclass(kw_only=True)
@@ -303,6 +331,11 @@ class ClientInfo:
     """The client can run `terminal` authentication methods (`clientCapabilities.auth.terminal`)."""
     unstable: frozenset[str] = frozenset()
     """The unstable surfaces the client opted into ([`acpkit_core.unstable`][acpkit_core.unstable])."""
+
+    remove_file: bool = False
+    """The client serves the ACP Kit extension `_acpkit/fs/remove_file` (it advertised
+    `clientCapabilities._meta["acpkit.fs"] = {"removeFile": true}`): a rewind can remove a file the
+    agent created."""
 
     def uses(self, surface: str) -> bool:
         """True when the client opted into the unstable `surface` (a name in `UNSTABLE_SURFACES`)."""
@@ -517,6 +550,13 @@ class Turn(Protocol):
     @property
     def prompt(self) -> Prompt:
         """The parsed prompt."""
+        ...
+
+    @property
+    def prompt_id(self) -> str:
+        """This prompt's id: the `messageId` of its user message in the transcript. A
+        [`RewindPoint`][acpkit_core.rewind.RewindPoint] names prompts by it (mark what the turn adds to
+        the framework's memory with it, when the runner rewinds the framework itself)."""
         ...
 
     @property

@@ -6,6 +6,7 @@
 
 - input: one `HumanMessage` rendered from the prompt IR;
 - memory: the graph's own checkpointer, or an embedded one; the thread id is the ACP session id;
+- rewind: each run's checkpoints carry the prompt's id, so `/rewind` finds where a prompt began (`_rewind`);
 - streaming: `astream(stream_mode=["messages", "updates"], subgraphs=True)` through
   [`StreamMapper`][langchain_acp._events.StreamMapper], tool runs through
   [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler];
@@ -23,15 +24,16 @@ import asyncio
 import inspect
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, cast
 
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.emitter import TurnEmitter
-from acpkit_core.errors import UserError
+from acpkit_core.errors import RewindError, UserError
 from acpkit_core.ir import Prompt, Text
 from acpkit_core.permissions import EditHook
+from acpkit_core.rewind import RewindPoint
 from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, ToolSource, Turn
 from acpkit_core.stop import limit_message, request_limit_message, stop_reason_from_finish
 from acpkit_core.tool_calls import ToolCalls
@@ -55,6 +57,7 @@ from ._mcp import MCP_SERVER_METADATA, McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
 from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
+from ._rewind import PROMPT_METADATA_KEY, apply_start, find_start
 from ._session import LangGraphSessionState
 from ._state_updates import DEFAULT_STATE_UPDATES, StateProjection, check_state_updates
 from ._stop import limit_stop_reason as _limit_stop_reason
@@ -393,14 +396,21 @@ class LangGraphRunner:
                 FallbackWatcher(binding),
                 *cast(list[Any], (self.config or {}).get("callbacks") or []),
             ],
+            # Copied into each checkpoint the turn writes: a rewind finds where the prompt started.
+            "metadata": {**(self.config or {}).get("metadata", {}), PROMPT_METADATA_KEY: turn.prompt_id},
         }
         if self.recursion_limit is not None:
             config["recursion_limit"] = self.recursion_limit
         elif "recursion_limit" not in (graph.config or {}):  # LangGraph's default (25 steps) cuts agents short
             config["recursion_limit"] = max(DEFAULT_RECURSION_LIMIT, STEPS_PER_REQUEST * turn.max_requests)
-        state = LangGraphSessionState(thread_id=state.thread_id, turns=state.turns + 1)
+        seeded = state.seeded
+        if state.start is not None:  # a rewind: the thread goes on from where the prompt began
+            await apply_start(graph, state.thread_id, state.start)
+            seeded = seeded or state.start.thread != state.thread_id
+        if session.parent_id and not seeded:
+            seeded = await self._maybe_fork(graph, session, config)
+        state = LangGraphSessionState(thread_id=state.thread_id, turns=state.turns + 1, seeded=seeded)
         state.store(session.state)
-        await self._maybe_fork(graph, session, config)
         # Cancellation is the server's: on `session/cancel` it cancels this task, which stops the graph.
         token = current_binding.set(binding)
         try:
@@ -418,16 +428,27 @@ class LangGraphRunner:
         finally:
             current_binding.reset(token)
 
-    async def _maybe_fork(self, graph: Graph, session: Session, config: RunnableConfig) -> None:
-        """A forked session starts from its parent's conversation."""
-        if not session.parent_id:
-            return
+    async def _maybe_fork(self, graph: Graph, session: Session, config: RunnableConfig) -> bool:
+        """A forked session starts from its parent's conversation; True once its thread holds one."""
         current = await graph.aget_state(config)
         if current.values:
-            return
+            return True
         parent = await graph.aget_state({"configurable": {"thread_id": session.parent_id}})
         if parent.values:
             await graph.aupdate_state(config, parent.values)
+            return True
+        return False
+
+    async def rewind_session(self, session: Session, point: RewindPoint) -> None:
+        """Record the checkpoint the prompt started from; the next turn goes on from it (see `_rewind`)."""
+        graph = await self.graph_for(session)
+        saver: object = graph.checkpointer  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(saver, BaseCheckpointSaver):
+            raise RewindError("the graph runs without a checkpointer: it keeps no conversation to go back in")
+        state = LangGraphSessionState.extract(session.state, session.id)
+        start = await find_start(cast(BaseCheckpointSaver[Any], saver), point, state.thread_id)
+        if start is not None:
+            replace(state, start=start).store(session.state)
 
     async def _drive(
         self, graph: Graph, turn: Turn, config: RunnableConfig, mapper: StreamMapper, tracker: ToolCalls

@@ -18,6 +18,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from ._middleware import current_acp
+from ._rewind import Start
 
 __all__ = [
     "SNAPSHOT_META_KEY",
@@ -39,6 +40,10 @@ class LangGraphSessionState:
     """The LangGraph thread id (the ACP session id)."""
     turns: int = 0
     """Turns run so far."""
+    start: Start | None = None
+    """A rewind's result, applied when the next turn begins: the checkpoint the thread goes on from."""
+    seeded: bool = False
+    """A forked session's thread holds its own conversation already (its parent's was copied in)."""
 
     KEY = "langgraph"
 
@@ -51,11 +56,21 @@ class LangGraphSessionState:
         raw = cast(Mapping[str, Any], raw)
         turns = raw.get("turns")
         # The thread is always the session's own: a forked session's state is a copy of its parent's.
-        return cls(thread_id=session_id, turns=turns if isinstance(turns, int) and turns >= 0 else 0)
+        return cls(
+            thread_id=session_id,
+            turns=turns if isinstance(turns, int) and turns >= 0 else 0,
+            start=Start.from_json(raw.get("start")),
+            seeded=raw.get("seeded") is True and raw.get("thread_id") == session_id,
+        )
 
     def serialize(self) -> dict[str, Any]:
         """JSON for `session.state[KEY]`."""
-        return {"thread_id": self.thread_id, "turns": self.turns}
+        out: dict[str, Any] = {"thread_id": self.thread_id, "turns": self.turns}
+        if self.start is not None:
+            out["start"] = self.start.to_json()
+        if self.seeded:
+            out["seeded"] = True
+        return out
 
     def store(self, state: dict[str, Any]) -> None:
         """Write this into a session's state."""

@@ -18,7 +18,7 @@ from ._ask import ask_user
 from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
 from ._delegate import AcpModel, AcpStreamedResponse
 from ._events import OUTCOME_STATUS, EventProjector
-from ._history import HISTORY_KEY, load_history, repair_history, save_history
+from ._history import HISTORY_KEY, PROMPT_ID_KEY, load_history, repair_history, rewind_history, save_history
 from ._modes import PLAN_TOOL_NAME, PlanStep, plan_toolset
 from ._render import render_prompt
 from ._runner import AgentFactory, DepsFactory, PydanticRunner
@@ -32,6 +32,7 @@ __all__ = [
     "HISTORY_KEY",
     "OUTCOME_STATUS",
     "PLAN_TOOL_NAME",
+    "PROMPT_ID_KEY",
     "AcpModel",
     "AcpStreamedResponse",
     "AgentFactory",
@@ -48,6 +49,7 @@ __all__ = [
     "plan_toolset",
     "render_prompt",
     "repair_history",
+    "rewind_history",
     "run_acp",
     "save_history",
     "stop_reason_from_error",

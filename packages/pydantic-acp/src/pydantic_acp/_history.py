@@ -14,6 +14,11 @@ left behind acceptable to any model:
   it did not finish; a tool return that answers no call of the response before it is dropped;
 - empty requests and unfinished (empty) responses are dropped;
 - nothing from a Python traceback is ever added.
+
+The request that carries a turn's prompt is marked with the prompt's id (`metadata` under
+[`PROMPT_ID_KEY`][pydantic_acp.PROMPT_ID_KEY], never sent to a model), so a rewind cuts the
+history exactly where that prompt began ([`rewind_history`][pydantic_acp.rewind_history]), even
+when a history processor rewrote the messages around it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from acpkit_core.rewind import RewindPoint
 from acpkit_core.runner import Session
 from acpkit_core.tool_calls import NOT_RUN_TEXT, STOPPED_TEXT
 from pydantic_ai.messages import (
@@ -43,9 +49,12 @@ __all__ = [
     "INTERRUPTED_TOOL_TEXT",
     "KEPT_HISTORY_CHARS",
     "NOT_RUN_TOOL_TEXT",
+    "PROMPT_ID_KEY",
     "cap_attachments",
     "load_history",
+    "mark_prompt",
     "repair_history",
+    "rewind_history",
     "save_history",
 ]
 
@@ -58,6 +67,10 @@ INTERRUPTED_TOOL_TEXT = STOPPED_TEXT
 NOT_RUN_TOOL_TEXT = NOT_RUN_TEXT
 """What the model is told about a tool call the stopped turn never started (core's `NOT_RUN_TEXT`)."""
 
+
+PROMPT_ID_KEY = "acpkit.prompt_id"
+"""The `metadata` key of the `ModelRequest` that carries a turn's prompt: the prompt's id
+([`Turn.prompt_id`][acpkit_core.runner.Turn.prompt_id])."""
 
 KEPT_HISTORY_CHARS = 4_000_000
 """A history whose text and attachments (characters of text, bytes of binary content) add up to more
@@ -147,6 +160,47 @@ def save_history(
         log.unload()
     else:
         log.memo = kept
+
+
+def mark_prompt(messages: Sequence[ModelMessage], prompt_id: str) -> None:
+    """Mark the request that carries the last run's prompt with `prompt_id` (in its `metadata`).
+
+    The last run's messages are the trailing ones with the `run_id` of the last message (only they
+    are looked at: the cost does not grow with the conversation); its prompt is the first of its
+    requests with a user prompt part.
+    """
+    run_id = next((m.run_id for m in reversed(messages) if m.run_id), None)
+    if run_id is None:
+        return
+    first: ModelRequest | None = None
+    for message in reversed(messages):
+        if message.run_id is not None and message.run_id != run_id:
+            break
+        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
+            first = message
+    if first is not None:
+        first.metadata = {**(first.metadata or {}), PROMPT_ID_KEY: prompt_id}
+
+
+def rewind_history(session: Session, point: RewindPoint) -> None:
+    """Cut the session's messages where the prompt `point.prompt_id` (or a later undone one) began.
+
+    The cut is at the first request marked with an undone prompt's id. When no message is marked
+    with one, the undone turns added nothing to the history (a run that failed at once), unless no
+    message is marked at all (a history from before prompts were marked): then the history is cut
+    at the length it had when the prompt arrived.
+    """
+    messages = load_history(session)
+    undone = set(point.undone)
+    marks = [(m.metadata or {}).get(PROMPT_ID_KEY) if isinstance(m, ModelRequest) else None for m in messages]
+    cut = next((i for i, mark in enumerate(marks) if mark in undone), None)
+    if cut is None:
+        if any(marks):
+            return
+        cut = min(point.history_length, len(messages))
+    kept = messages[:cut]
+    session.history.truncate(cut)
+    session.history.memo = _Memo(kept, _size(kept))
 
 
 def cap_attachments(messages: list[ModelMessage], limit: int | None) -> list[ModelMessage]:

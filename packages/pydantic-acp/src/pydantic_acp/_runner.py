@@ -22,6 +22,7 @@ from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.errors import UserError
 from acpkit_core.plan import PlanOutput
+from acpkit_core.rewind import RewindPoint
 from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, Turn
 from acpkit_core.stop import limit_message, request_limit_message
 from pydantic_ai import CancellationToken, StructuredDict, capture_run_messages
@@ -39,7 +40,7 @@ from pydantic_ai.usage import UsageLimits
 from ._bridge import AcpBridge, ListeningAcpBridge
 from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
 from ._events import EventProjector
-from ._history import load_history, save_history
+from ._history import load_history, mark_prompt, rewind_history, save_history
 from ._lifecycle import LifecycleCards
 from ._mcp import SessionMcp
 from ._modes import PLAN_OUTPUT_INSTRUCTIONS, PLAN_TOOL_NAMES, PLANNING_INSTRUCTIONS, plan_toolset
@@ -72,7 +73,8 @@ class _ToolsListed(Exception):
 
 
 class PydanticRunner:
-    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks`, `ToolLister` and `McpLister`)."""
+    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks`, `ToolLister`, `McpLister`
+    and `SessionRewinder`)."""
 
     def __init__(
         self,
@@ -199,6 +201,7 @@ class PydanticRunner:
                 except BaseException as error:
                     stop = limit_stop_reason(error)
                     messages = _messages_of(error) or list(captured)
+                    mark_prompt(messages[len(history) :], turn.prompt_id)
                     unstarted = projector.unstarted_ids()
                     await projector.fail_open(_STOPPED_TEXT)
                     save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
@@ -213,6 +216,7 @@ class PydanticRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
         messages = result.all_messages()
+        mark_prompt(messages, turn.prompt_id)
         unstarted = projector.unstarted_ids() if turn.cancelled else ()
         save_history(session, history, messages, not_run=unstarted, max_attachment=self._max_attachment)
         output = result.output
@@ -241,6 +245,12 @@ class PydanticRunner:
         if self._fallbacks:
             capabilities.append(ModelFallback(*(streaming_model(m) or m for m in self._fallbacks)))
         return capabilities
+
+    # --- SessionRewinder -----------------------------------------------------------------------
+
+    async def rewind_session(self, session: Session, point: RewindPoint) -> None:
+        """Cut the message history where the prompt began (its request is marked with its id)."""
+        rewind_history(session, point)
 
     # --- SessionHooks --------------------------------------------------------------------------
 

@@ -137,10 +137,23 @@ class LineReader:
         # with --json, stdout carries the transcript: ask on stderr
         output = create_output(stdout=sys.stderr) if questions_on_stderr else None
         self._question: PromptSession[str] = PromptSession(output=output)
+        self._default = ""
+
+    def prefill(self, text: str) -> None:
+        """Start the next prompt line with `text` (a rewound prompt, to edit and send again)."""
+        self._default = text
 
     async def read_line(self) -> str:
         """The next prompt line; raises `EOFError` (Ctrl-D) or `KeyboardInterrupt` (Ctrl-C)."""
-        return await self._line.prompt_async("> ", handle_sigint=False)
+        default, self._default = self._default, ""
+        return await self._line.prompt_async("> ", handle_sigint=False, default=default)
+
+    async def read_answer(self, question: str) -> str | None:
+        """One line answering `question` (`None` when the user pressed Ctrl-C or Ctrl-D)."""
+        try:
+            return await self._question.prompt_async(question, handle_sigint=False)
+        except (KeyboardInterrupt, EOFError):
+            return None
 
     async def ask(self, options: list[PermissionOption]) -> PermissionOption | None:
         """Ask until the answer names an option; `None` when the user pressed Ctrl-C or Ctrl-D."""

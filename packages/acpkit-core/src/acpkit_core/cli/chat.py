@@ -34,11 +34,13 @@ from acp.schema import (
 )
 from rich.console import Console
 
+from ..rewind import REWIND_META_KEY
 from . import ask
 from .agent_streams import AgentLog
 from .attach import ContentBlock, build_prompt
 from .authenticate import TerminalLoginNeeded, run_terminal_login, with_authentication
 from .local import LocalClient
+from .rewind import rewind
 from .sanitize import printable
 from .spawn import AgentExited, agent_command, agent_env, connect, initialize, json_observer
 from .view import ChatView
@@ -56,8 +58,11 @@ LOCAL_COMMANDS: dict[str, str] = {
     "help": "list the commands and keys",
     "quit": "end the chat (also /exit, Ctrl-D)",
     "exit": "end the chat",
+    "rewind": "go back to before a prompt (a picker without N); the agent puts back the files it changed",
 }
-"""The chat's own slash commands; an agent command of the same name wins."""
+"""The chat's own slash commands; an agent command of the same name wins (except `/rewind`, which the
+chat serves itself when the agent offers the rewind extension)."""
+
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9][\w-]*)(?:\s|$)")
 
@@ -96,6 +101,8 @@ class Chat:
         )
         self.agent_name: str | None = None
         """The agent's `agentInfo.name`, once initialized."""
+        self.rewinds = False
+        """The agent serves the rewind extension (`agentCapabilities._meta["acpkit.rewind"]`)."""
 
     def _echo_log(self, line: str) -> None:
         """`--verbose`: the agent's stderr and the client's log, dimmed, on stderr."""
@@ -334,6 +341,8 @@ class Chat:
         finally:
             self.view.idle()
         self.agent_name = init.agent_info.name if init.agent_info else None
+        meta = init.agent_capabilities.field_meta if init.agent_capabilities else None
+        self.rewinds = isinstance(meta, dict) and REWIND_META_KEY in meta
         return init
 
     async def loop(self, session_id: str, init: InitializeResponse) -> int:
@@ -360,11 +369,18 @@ class Chat:
             if not line:
                 continue
             command = _COMMAND.match(line)
+            if command and command.group(1) == "rewind" and self.rewinds:
+                await self.rewind(session_id, line[command.end() :].strip())
+                continue
             if command and not any(c.name == command.group(1) for c in self.view.commands):
                 if command.group(1) in {"quit", "exit"}:
                     return 0
                 if command.group(1) == "help":
                     self.help()
+                elif command.group(1) == "rewind":
+                    self.view.note(
+                        "this agent cannot go back to an earlier prompt (no rewind extension)", style="yellow"
+                    )
                 else:
                     self.view.note(
                         f"unknown command /{command.group(1)} (not sent; /help lists the commands)", style="yellow"
@@ -379,6 +395,11 @@ class Chat:
             if self.disconnected:
                 return EXIT_ERROR
 
+    async def rewind(self, session_id: str, arg: str) -> None:
+        """`/rewind [N]` (see `cli/rewind.py`)."""
+        assert self.conn is not None and self.reader is not None
+        await rewind(self.conn, self.view, self.reader, session_id, arg)
+
     def help(self) -> None:
         """`/help`: the agent's commands, the chat's own, `@path` and the keys."""
         view = self.view
@@ -387,10 +408,12 @@ class Chat:
             for c in view.commands:
                 view.note(f"  /{c.name}  {c.description}", style="")
         view.note("the chat's commands:", style="bold")
-        names = {c.name for c in view.commands}
+        names = {c.name for c in view.commands} - ({"rewind"} if self.rewinds else set())
         for name, description in LOCAL_COMMANDS.items():
+            if name == "rewind" and not self.rewinds:
+                continue
             if name not in names:
-                view.note(f"  /{name}  {description}", style="")
+                view.note(f"  /{name}{' [N]' if name == 'rewind' else ''}  {description}", style="")
         view.note("  @path  attach a file or directory (Tab completes)", style="")
         view.note(
             "keys: Ctrl-C cancels a turn (twice quits) or clears the line (twice quits) · Ctrl-D quits · Tab completes",

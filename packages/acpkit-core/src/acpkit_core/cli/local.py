@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from acp import RequestError
 from acp.schema import (
     AuthCapabilities,
     ClientCapabilities,
@@ -35,8 +36,10 @@ __all__ = ["CAPABILITIES", "SPAWNED_CAPABILITIES", "LocalClient", "PermissionHan
 CAPABILITIES = ClientCapabilities(
     fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
     terminal=True,
+    field_meta={"acpkit.fs": {"removeFile": True}},
 )
-"""What `acpkit chat` advertises: it really serves file reads, writes and terminals."""
+"""What `acpkit chat` advertises: it really serves file reads, writes and terminals, and the
+`_acpkit/fs/remove_file` extension (a rewind removes a file the agent created)."""
 
 SPAWNED_CAPABILITIES = CAPABILITIES.model_copy(update={"auth": AuthCapabilities(terminal=True)})
 """What `acpkit chat` advertises to an agent it started: also terminal logins (it can run the
@@ -115,6 +118,13 @@ class LocalClient:
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
         """Kill the process if it still runs and forget the terminal."""
         return await self.host.release_terminal(terminal_id)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Serve `_acpkit/fs/remove_file` under the working directory; other extensions answer -32601."""
+        if method == "acpkit/fs/remove_file":
+            await self.host.remove_file(str(params.get("path", "")))
+            return {}
+        raise RequestError.method_not_found(f"_{method}")
 
     async def close(self) -> None:
         """Kill every terminal the agent did not release."""

@@ -72,12 +72,12 @@ def check_prompt_size(size: int, configured: int | None) -> None:
         raise PromptError(f"{format_size(size)} {MAX_PROMPT_BYTES.over(limit)}", field=None)
 
 
-def prompt_title(prompt: Prompt) -> str | None:
-    """A one-line session title from the first prompt, `None` when it has no words."""
+def prompt_title(prompt: Prompt, limit: int = _TITLE_LIMIT) -> str | None:
+    """A one-line session title from the first prompt (at most `limit` characters), `None` when it has no words."""
     try:
         from ..prompt.text import prompt_text
     except ImportError:  # pragma: no cover - the prompt package is part of core
         text = " ".join(p.text for p in prompt if isinstance(p, Text))
     else:
         text = prompt_text(prompt)
-    return display_line(text, _TITLE_LIMIT) or None
+    return display_line(text, limit) or None

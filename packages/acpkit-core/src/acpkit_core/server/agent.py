@@ -8,7 +8,7 @@ internals is in `server/_sdk.py`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.schema import (
@@ -52,11 +52,14 @@ from ..unstable import negotiate_unstable, unstable_answer
 from ._boundary import boundary
 from ._sdk import route_logout, route_session_delete, route_wire_prompt, tracked
 from .builtins import BuiltinCommands
-from .commands import available_commands, collect_commands
+from .commands import collect_commands
 from .memory import limit_retained_memory
 from .options import SessionOptions
 from .outbox import Outbox
 from .requests import Incoming
+from .rewind_extension import RewindExtension, fork_point
+from .rewind_extension import capabilities as rewind_capabilities
+from .rewinding import Rewinder
 from .session_manager import SessionManager
 from .sessions import WireMcpServer
 from .turn_runner import PromptBlock, TurnRunner
@@ -88,11 +91,13 @@ class AcpAgent:
         """Sends session updates to the client."""
         self.sessions = SessionManager(runner, self.options, self.session_options, self.outbox)
         """The sessions of this connection."""
-        builtins = BuiltinCommands(runner, self.sessions)
-        self.turns = TurnRunner(
-            runner, self.options, self.sessions, collect_commands(runner, self.options.commands, builtins)
-        )
+        rewinder = Rewinder(runner, self.sessions)
+        builtins = BuiltinCommands(runner, self.sessions, rewinder)
+        commands = collect_commands(runner, self.options.commands, builtins)
+        self.turns = TurnRunner(runner, self.options, self.sessions, commands, rewinder)
         """Runs prompt turns."""
+        self.rewinds = RewindExtension(rewinder, self.sessions, self.turns.owner)
+        """Going back to an earlier prompt: the `_acpkit/session/*` extension and fork at a prompt."""
         self._serves_delete = False
         self._serves_logout = False
         self.auth = ConnectionAuth(self.options.auth)
@@ -148,10 +153,15 @@ class AcpAgent:
             return self.runner.capabilities
         return RunnerCapabilities()
 
-    def _commands_update(self) -> AvailableCommandsUpdate:
-        return AvailableCommandsUpdate(
-            session_update="available_commands_update", available_commands=available_commands(self.turns.commands)
-        )
+    async def _commands_update(self, session_id: str) -> AvailableCommandsUpdate:
+        return await self.turns.commands_update(session_id)
+
+    def _capabilities_meta(self, meta: dict[str, Any]) -> dict[str, Any] | None:
+        """`agentCapabilities._meta`: `meta` (the extensions' and the unstable surfaces'), and rewind's."""
+        meta = dict(meta)
+        if self.rewinds.rewinder.available:
+            meta.update(rewind_capabilities())
+        return meta or None
 
     # --- initialize ----------------------------------------------------------------------------
 
@@ -179,6 +189,7 @@ class AcpAgent:
             elicitation_url=bool(caps.elicitation and caps.elicitation.url is not None),
             auth_terminal=bool(caps.auth and caps.auth.terminal),
             unstable=unstable,
+            remove_file=_removes_files(caps),
         )
         self.auth.client = client_info.name if client_info else None
         self.auth.terminal = self.client.auth_terminal
@@ -209,7 +220,7 @@ class AcpAgent:
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
                 auth=AgentAuthCapabilities(logout=LogoutCapabilities()) if self._serves_logout else None,
-                field_meta=meta or None,
+                field_meta=self._capabilities_meta(meta),
             ),
             auth_methods=self.auth.wire_methods(),  # pyright: ignore[reportArgumentType]
         )
@@ -249,7 +260,7 @@ class AcpAgent:
         """Create, store and open a session."""
         await self.auth.require("session/new")
         session = await self.sessions.new(cwd, additional_directories, mcp_servers)
-        self.outbox.later(session.id, [self._commands_update()])
+        self.outbox.later(session.id, [await self._commands_update(session.id)])
         return NewSessionResponse(
             session_id=session.id,
             modes=self.session_options.mode_state(session),
@@ -268,7 +279,7 @@ class AcpAgent:
         """Open a stored session and replay its conversation before answering."""
         await self.auth.require("session/load")
         session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=True)
-        await self.outbox.send(session_id, self._commands_update())
+        await self.outbox.send(session_id, await self._commands_update(session_id))
         return LoadSessionResponse(
             modes=self.session_options.mode_state(session),
             config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
@@ -286,7 +297,7 @@ class AcpAgent:
         """Open a stored session without replaying it."""
         await self.auth.require("session/resume")
         session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=False)
-        await self.outbox.send(session_id, self._commands_update())
+        await self.outbox.send(session_id, await self._commands_update(session_id))
         return ResumeSessionResponse(
             modes=self.session_options.mode_state(session),
             config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
@@ -301,10 +312,20 @@ class AcpAgent:
         mcp_servers: list[WireMcpServer] | None = None,
         **kwargs: Any,
     ) -> ForkSessionResponse:
-        """Copy a stored session (state, transcript, mode, options) into a new one."""
+        """Copy a stored session (state, transcript, mode, options) into a new one.
+
+        With `_meta["acpkit.fork"]` = `{"prompt": N}` (or `{"messageId": id}`), the new session holds
+        only what came before that prompt (see `server/rewind_extension.py`).
+        """
         await self.auth.require("session/fork")
-        session = await self.sessions.fork(session_id, cwd, additional_directories, mcp_servers)
-        self.outbox.later(session.id, [self._commands_update()])
+        point = fork_point(kwargs)
+        if point is None:
+            session = await self.sessions.fork(session_id, cwd, additional_directories, mcp_servers)
+        else:
+            session = await self.rewinds.rewinder.fork(
+                session_id, cwd, additional_directories, mcp_servers, number=point.prompt, message_id=point.message_id
+            )
+        self.outbox.later(session.id, [await self._commands_update(session.id)])
         return ForkSessionResponse(
             session_id=session.id,
             modes=self.session_options.mode_state(session),
@@ -411,7 +432,11 @@ class AcpAgent:
 
     @boundary
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """An `_`-prefixed request (`method` without the `_`): `AgentOptions.extensions`, else -32601."""
+        """An `_`-prefixed request (`method` without the `_`): the rewind extension
+        (`_acpkit/session/prompts`, `_acpkit/session/rewind`), `AgentOptions.extensions`, else -32601."""
+        if self.rewinds.serves(method):
+            await self.auth.require(f"_{method}")
+            return await self.rewinds.call(method, params)
         if self.options.extensions is None:
             raise RequestError.method_not_found(f"_{method}")
         return await self.options.extensions.call(method, params, self.extension_context)
@@ -420,3 +445,10 @@ class AcpAgent:
         """An `_`-prefixed notification: `AgentOptions.extensions`, else dropped (a notification has no answer)."""
         if self.options.extensions is not None:
             await self.options.extensions.notify(method, params, self.extension_context)
+
+
+def _removes_files(caps: ClientCapabilities) -> bool:
+    """The client advertised the `_acpkit/fs/remove_file` extension (`_meta["acpkit.fs"].removeFile`)."""
+    meta: dict[str, Any] = caps.field_meta or {}
+    fs: object = meta.get("acpkit.fs")
+    return isinstance(fs, dict) and cast(dict[str, Any], fs).get("removeFile") is True

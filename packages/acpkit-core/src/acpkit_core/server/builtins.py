@@ -1,14 +1,16 @@
-"""The built-in slash commands `/mode`, `/model`, `/thinking`, `/clear`, `/tools` and `/mcp`."""
+"""The built-in slash commands `/mode`, `/model`, `/thinking`, `/clear`, `/tools`, `/mcp`, `/rewind` and `/retry`."""
 
 from __future__ import annotations
 
 import logging
 
 from ..config import SelectOption
+from ..errors import RewindError
 from ..ir import Prompt, Text
 from ..runner import McpLister, Runner, StopReason, ToolLister, Turn
 from ..thinking import THINKING_OPTION
 from .mcp_listing import mcp_text
+from .rewinding import FileQuestion, Rewinder, RewindResult, parse_prompt_number
 from .session_manager import SessionManager
 from .tool_listing import tools_text
 from .turn import ServerTurn
@@ -21,9 +23,10 @@ logger = logging.getLogger("acpkit_core.server")
 class BuiltinCommands:
     """Handlers of the built-in commands, over the connection's sessions."""
 
-    def __init__(self, runner: Runner, sessions: SessionManager) -> None:
+    def __init__(self, runner: Runner, sessions: SessionManager, rewinder: Rewinder) -> None:
         self.runner = runner
         self.sessions = sessions
+        self.rewinder = rewinder
 
     @property
     def has_modes(self) -> bool:
@@ -120,6 +123,7 @@ class BuiltinCommands:
             turn.remembered = turn.remembered.forget()
             turn.emit.recorded.clear()
         live.reset_transcript = True
+        live.prompts = []  # the store drops their marks with the transcript
         await turn.emit.text("Conversation cleared.")
         if isinstance(turn, ServerTurn):
             turn.emit.recorded.clear()
@@ -152,3 +156,50 @@ class BuiltinCommands:
             return "end_turn"
         await turn.emit.text(mcp_text(servers, statuses))
         return "end_turn"
+
+    async def _rewind(self, turn: Turn, args: str) -> RewindResult | None:
+        """Rewind the turn's session as `/rewind args` says; `None` (and the reason said) when it cannot."""
+        live = await self.sessions.live(turn.session.id)
+        ask: FileQuestion | None = None
+        commit = None
+        if isinstance(turn, ServerTurn):
+            ask = turn.elicitor.confirm
+            recorder = turn.recorder
+            commit = recorder.detach if recorder is not None else None
+        try:
+            number = parse_prompt_number(args)
+            return await self.rewinder.rewind(live, number=number, files="ask", ask=ask, commit=commit)
+        except RewindError as error:
+            if not turn.cancelled:
+                await turn.emit.text(f"Cannot rewind: {error}")
+            return None
+
+    async def command_rewind(self, turn: Turn, args: str) -> StopReason | None:
+        """`/rewind [N]`: back to before prompt N (the last prompt by default), files included."""
+        result = await self._rewind(turn, args)
+        if result is None:
+            return "cancelled" if turn.cancelled else "end_turn"
+        await turn.emit.text(result.text())
+        await self._send_commands(turn)
+        return "end_turn"
+
+    async def command_retry(self, turn: Turn, args: str) -> StopReason | None:
+        """`/retry`: undo the last prompt's turn and send the prompt again."""
+        if args.strip():
+            await turn.emit.text(
+                "/retry takes no argument: it sends the last prompt again (/rewind N goes further back)"
+            )
+            return "end_turn"
+        result = await self._rewind(turn, "")
+        if result is None:
+            return "cancelled" if turn.cancelled else "end_turn"
+        live = await self.sessions.live(turn.session.id)
+        live.retry = result.blocks
+        turn.emit.new_message()
+        await turn.emit.text(result.text() + f"\nSending prompt {result.number} again.")
+        turn.emit.new_message()
+        return "end_turn"
+
+    async def _send_commands(self, turn: Turn) -> None:
+        if isinstance(turn, ServerTurn) and turn.commands_update is not None:
+            await turn.emit.send_unrecorded(await turn.commands_update())

@@ -1,8 +1,9 @@
-"""Slash commands: the developer's and runner's commands, and the built-ins (`/mode`, `/model`, `/tools`, `/mcp`...)."""
+"""Slash commands: the developer's and runner's commands plus the built-ins (`/mode`, `/model`, `/thinking`,
+`/clear`, `/tools`, `/mcp`, `/rewind`, `/retry`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
@@ -35,6 +36,14 @@ def collect_commands(runner: Runner, custom: Sequence[Command], ops: BuiltinComm
         table["tools"] = _builtin("tools", "List the tools the agent can use", ops.command_tools)
     if isinstance(runner, McpLister):
         table["mcp"] = _builtin("mcp", "List this session's MCP servers, their state and their tools", ops.command_mcp)
+    if ops.rewinder.available:
+        table["rewind"] = _builtin(
+            "rewind",
+            "Go back to before a prompt (the last one, or prompt N), and put back the files the agent changed",
+            ops.command_rewind,
+            "prompt number",
+        )
+        table["retry"] = _builtin("retry", "Undo the last answer and send the last prompt again", ops.command_retry)
     if isinstance(runner, CommandSource):
         for cmd in runner.commands():
             table[cmd.name] = cmd
@@ -43,16 +52,19 @@ def collect_commands(runner: Runner, custom: Sequence[Command], ops: BuiltinComm
     return table
 
 
-def available_commands(table: dict[str, Command]) -> list[AvailableCommand]:
-    """The `available_commands_update` payload."""
-    return [
-        AvailableCommand(
-            name=c.name,
-            description=c.description,
-            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.hint)) if c.hint else None,
+def available_commands(table: dict[str, Command], hints: Mapping[str, str] | None = None) -> list[AvailableCommand]:
+    """The `available_commands_update` payload; `hints` replaces some commands' input hints (per session)."""
+    out: list[AvailableCommand] = []
+    for c in table.values():
+        hint = (hints or {}).get(c.name, c.hint)
+        out.append(
+            AvailableCommand(
+                name=c.name,
+                description=c.description,
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None,
+            )
         )
-        for c in table.values()
-    ]
+    return out
 
 
 def match_command(prompt: Prompt, table: dict[str, Command]) -> tuple[Command, str] | None:

@@ -15,12 +15,16 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from ..emitter import TurnEmitter
 from ..runner import Session
-from ..store import SessionStore
+from ..store import PromptMark, RewindStore, SessionStore
 from ..store.base import DEFAULT_LEASE_SECONDS, JsonDict, cap_attachments
+from .file_changes import FileLedger
+
+_T = TypeVar("_T")
 
 __all__ = ["INTERRUPTED_TEXT", "TurnRecorder", "interruption_updates", "new_owner"]
 
@@ -74,8 +78,11 @@ class TurnRecorder:
         *,
         flush_ms: float,
         max_attachment: int | None,
+        files: FileLedger | None = None,
     ) -> None:
         self._store = store
+        self._files = files if isinstance(store, RewindStore) else None
+        self._detached = False
         self._session_id = session_id
         self._owner = owner
         self._emitter = emitter
@@ -89,8 +96,10 @@ class TurnRecorder:
         return [cap_attachments(u, self._max_attachment) for u in updates]
 
     async def flush(self) -> None:
-        """Write what the emitter recorded since the last flush."""
+        """Write what the emitter recorded since the last flush (and the files the turn changed meanwhile)."""
         async with self._lock:
+            if self._detached:
+                return
             recorded = self._emitter.recorded
             if self._written > len(recorded):  # `/clear` emptied the list: the save resets the transcript
                 self._written = len(recorded)
@@ -98,6 +107,33 @@ class TurnRecorder:
             if new:
                 await self._store.append_transcript(self._session_id, self._capped(new))
                 self._written += len(new)
+            await self._write_files(new)
+
+    async def flush_prompt(self, mark: PromptMark) -> None:
+        """Write the prompt's user message and its mark, in one transaction (the turn's first write)."""
+        async with self._lock:
+            assert isinstance(self._store, RewindStore)
+            new = self._emitter.recorded[self._written :]
+            await self._store.add_prompt(self._session_id, mark, transcript=self._capped(new))
+            self._written += len(new)
+
+    async def _write_files(self, new: Sequence[JsonDict]) -> None:
+        files = self._files
+        if files is None:
+            return
+        files.observe(new)
+        changes = files.unwritten()
+        if changes:
+            assert isinstance(self._store, RewindStore)
+            await self._store.add_file_changes(self._session_id, changes)
+            files.written(changes)  # not before: a flush cancelled here leaves them to the final save
+
+    async def detach(self, work: Callable[[], Awaitable[_T]]) -> _T:
+        """Run `work` (a rewind, which rewrites the transcript) between two flushes, and record nothing
+        more of this turn: what the turn says afterwards is shown, not kept."""
+        async with self._lock:
+            self._detached = True
+            return await work()
 
     def start(self) -> None:
         """Flush every interval and renew the lease until the turn ends."""
@@ -118,10 +154,15 @@ class TurnRecorder:
                 logger.exception("session %s: could not record the running turn", self._session_id)
 
     async def stop(self) -> None:
-        """Stop the periodic flushes (the final save writes the rest)."""
+        """Stop the periodic flushes (the final save writes the rest).
+
+        A flush in progress ends first: cancelled halfway, its write could still be committed (by the
+        store's worker) without being counted, and the final save would write those updates again.
+        """
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
+            async with self._lock:
+                task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
@@ -131,6 +172,10 @@ class TurnRecorder:
         async with self._lock:
             recorded = self._emitter.recorded
             rest = recorded if reset_transcript else recorded[min(self._written, len(recorded)) :]
+            if self._detached:
+                rest = []
+            else:
+                await self._write_files(rest)
             version = await self._store.save(
                 session,
                 server=server,

@@ -16,9 +16,10 @@ from acp.schema import AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, P
 
 from ..config import AgentOptions
 from ..errors import SessionBusyError, SessionNotFoundError
+from ..host import ClientHost
 from ..plan import PLAN_STATE_KEY, plan_from_json, plan_to_json
 from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
-from ..store import SessionStore, StoredSession, open_store
+from ..store import RewindStore, SessionStore, StoredSession, open_store
 from ..store.base import now_iso
 from ..telemetry.observer import store_timer
 from ..telemetry.store import timed_store
@@ -158,6 +159,7 @@ class SessionManager:
         live.session.history = stored.session.history
         live.server = stored.server
         live.version = stored.version
+        live.prompts = None  # read again when needed (another process may have added or rewound some)
 
     def counts(self) -> tuple[int, int]:
         """(open sessions, running turns); safe to call from a metrics reader's thread."""
@@ -188,6 +190,10 @@ class SessionManager:
                 f"(max_sessions_per_connection={limit}): close one with session/close, or open another connection"
             }
         )
+
+    def host_for(self, session: Session) -> ClientHost:
+        """The client's files and terminal for `session` outside a turn (as a turn's `host`)."""
+        return ClientHost.for_session(self.outbox.conn, session, self.client, tuple(self.options.allowed_paths))
 
     def forget(self, session_id: str) -> None:
         """Drop the open session from memory (read again from the store on next use)."""
@@ -279,7 +285,7 @@ class SessionManager:
         self._check_room(session_id)
         stored = await self.stored(session_id)
         live = self._live.get(session_id)
-        if live is not None and live.turn is not None:
+        if live is not None and (live.turn is not None or live.rewinding):
             raise SessionBusyError(f"session {session_id!r} is running a turn; cancel it before loading it again")
         session = stored.session
         session.cwd = cwd
@@ -333,8 +339,12 @@ class SessionManager:
             agent=source.agent or self.options.name,
             owner=self.principal,
         )
-        session.history.replace(source.history.take_loaded() or [])
+        items = source.history.take_loaded() or []
+        session.history.replace(items)
         await self.store.create(session, server=stored.server, transcript=transcript)
+        session.history = HistoryLog(items)  # the runner reads them as loaded from the store, as for any session
+        if isinstance(self.store, RewindStore):  # the fork can go back to the prompts it was given
+            await self.store.copy_prompts(source.id, session.id)
         live = self._live[session.id] = LiveSession(session=session, server=copy.deepcopy(stored.server))
         await self._open_hook(session)
         plan = await self.host_plan(live)

@@ -10,11 +10,19 @@ from typing import Any
 from ..emitter import SessionUpdate, update_from_json
 from ..permissions import RememberedPermissions
 from ..runner import Session, WireMcpServer, mcp_servers_from_wire
+from ..store import PromptMark
 from ..store.base import JsonDict
 from ..tool_calls import json_object
 from .turn import ServerTurn
 
-__all__ = ["LiveSession", "WireMcpServer", "compact_transcript", "mcp_servers_from_wire", "replay_updates"]
+__all__ = [
+    "LiveSession",
+    "WireMcpServer",
+    "compact_transcript",
+    "mcp_servers_from_wire",
+    "replay_json",
+    "replay_updates",
+]
 
 
 @dataclass(kw_only=True)
@@ -33,6 +41,12 @@ class LiveSession:
     """`/clear` asked to drop the stored transcript at the end of the turn."""
     version: int = 0
     """The stored version this process's copy was read or written at."""
+    prompts: list[PromptMark] | None = None
+    """The session's recorded prompts (without state), once read: `/rewind`'s hint lists the last ones."""
+    rewinding: bool = False
+    """A rewind asked by the `_acpkit/session/rewind` extension runs now (a prompt is refused meanwhile)."""
+    retry: list[JsonDict] | None = None
+    """`/retry` asked to send these prompt blocks again once the current turn has ended."""
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -89,9 +103,14 @@ def compact_transcript(updates: Sequence[JsonDict]) -> list[JsonDict]:
     return out
 
 
+def replay_json(updates: Sequence[JsonDict]) -> list[JsonDict]:
+    """A stored transcript as `session/load` replays it (compacted), as wire JSON."""
+    return [_raw_objects(update) for update in compact_transcript(updates)]
+
+
 def replay_updates(session_id: str, updates: Sequence[JsonDict]) -> list[SessionUpdate]:
     """Rebuild the update models of a stored transcript (compacted)."""
-    return [update_from_json(_raw_objects(update)) for update in compact_transcript(updates)]
+    return [update_from_json(update) for update in replay_json(updates)]
 
 
 def _raw_objects(update: JsonDict) -> JsonDict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +20,14 @@ from ..prompt.meta import OutputSchema, PromptOptions
 from ..runner import ClientInfo, PermissionDecision, PlanItem, Session
 from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
+from .file_changes import FileLedger, RecordingHost
 
 if TYPE_CHECKING:
     from acp import Client
+    from acp.schema import AvailableCommandsUpdate
 
     from ..config import Mode
+    from .recording import TurnRecorder
 
 __all__ = ["ServerTurn"]
 
@@ -51,11 +55,20 @@ class ServerTurn:
         options: PromptOptions | None = None,
         plan: Sequence[PlanItem] = (),
         plan_provider: PlanProvider | None = None,
+        prompt_id: str = "",
+        files: FileLedger | None = None,
     ) -> None:
         self._session = session
         self._max_requests = max_requests
         self._prompt = prompt
         self._options = options or PromptOptions()
+        self._prompt_id = prompt_id or uuid.uuid4().hex
+        self.files = files
+        """Records the files the turn changes (`None`: a command's turn, or a store that cannot rewind)."""
+        self.recorder: TurnRecorder | None = None
+        """Writes the turn to the store as it runs (set by the server)."""
+        self.commands_update: Callable[[], Awaitable[AvailableCommandsUpdate]] | None = None
+        """Builds the session's `available_commands_update` (its `/rewind` hint lists the latest prompts)."""
         self._emit = emitter
         self._client = client
         self._conn = conn
@@ -140,6 +153,11 @@ class ServerTurn:
         return self._prompt
 
     @property
+    def prompt_id(self) -> str:
+        """This prompt's id (the `messageId` of its user message in the transcript)."""
+        return self._prompt_id
+
+    @property
     def emit(self) -> TurnEmitter:
         """The update emitter."""
         return self._emit
@@ -158,7 +176,12 @@ class ServerTurn:
     def host(self) -> ClientHost:
         """The client's files and terminals, limited to the session's directories."""
         if self._host is None:
-            self._host = ClientHost.for_session(self._conn, self._session, self._client, self._allowed_paths)
+            if self.files is None:
+                self._host = ClientHost.for_session(self._conn, self._session, self._client, self._allowed_paths)
+            else:
+                self._host = RecordingHost.of_session(
+                    self._conn, self._session, self._client, self._allowed_paths, self.files
+                )
         return self._host
 
     @property

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
+import uuid
 from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from acp import RequestError
 from acp.schema import (
     AudioContentBlock,
+    AvailableCommandsUpdate,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
     PromptResponse,
@@ -21,13 +25,14 @@ from acp.schema import (
 )
 
 from ..config import AgentOptions, Command
-from ..emitter import TurnEmitter
+from ..emitter import TurnEmitter, WireUpdate, update_to_json
 from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
 from ..limits import MAX_TURN_REQUESTS
 from ..plan import PLAN_STATE_KEY, plan_from_json
 from ..presentation import kind_overrides, validate_presentation
 from ..prompt.meta import prompt_options
 from ..runner import ClientInfo, Runner, StopReason, turn_context
+from ..store import PromptMark, RewindStore
 from ..store.base import now_iso
 from ..telemetry.observer import ConnectionProbe, TurnProbe, observer_of
 from ..thinking import show_thinking
@@ -35,8 +40,10 @@ from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
 from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_size, prompt_title
-from .commands import match_command
+from .commands import available_commands, match_command
+from .file_changes import FileLedger
 from .recording import TurnRecorder, interruption_updates, new_owner
+from .rewinding import Rewinder, rewind_hint
 from .session_manager import SessionManager
 from .sessions import LiveSession
 from .turn import ServerTurn
@@ -47,6 +54,9 @@ logger = logging.getLogger("acpkit_core.server")
 
 _CAUSE_LIMIT = 200
 """How much of a failed turn's exception message reaches the client."""
+
+_SUMMARY_LIMIT = 200
+"""How much of a prompt its mark keeps (what `/rewind`'s hint and pickers show)."""
 
 CANCEL_GRACE_S = 0.05
 """How long a cancelled runner may take to return on its own before its task is cancelled."""
@@ -60,16 +70,24 @@ class TurnRunner:
     """Runs prompt turns on the connection's sessions: one at a time per session."""
 
     def __init__(
-        self, runner: Runner, options: AgentOptions, sessions: SessionManager, commands: dict[str, Command]
+        self,
+        runner: Runner,
+        options: AgentOptions,
+        sessions: SessionManager,
+        commands: dict[str, Command],
+        rewinder: Rewinder | None = None,
     ) -> None:
         self.runner = runner
         self.options = options
         self.sessions = sessions
         self.commands = commands
+        self.rewinder = rewinder
+        self._commands_wire: WireUpdate | None = None
         validate_presentation(options.tool_presentation)
         MAX_TURN_REQUESTS.value(options.max_turn_requests)  # a bad value stops the agent at start-up
         self._tool_kinds = kind_overrides(options.tool_kinds, options.tool_presentation)
-        self._owner = new_owner()
+        self.owner = new_owner()
+        """This connection's turn-lease owner in the store."""
         self.connection: ConnectionProbe | None = None
         """The connection's telemetry probe (set by the transport when telemetry is on)."""
         if options.telemetry is not None:
@@ -95,7 +113,7 @@ class TurnRunner:
         """
         turn_started()  # the start-up warm-up begins no throwaway run beside a turn
         live = await self.sessions.live(session_id)
-        if live.turn is not None:
+        if live.turn is not None or live.rewinding:
             raise SessionBusyError(
                 f"session {session_id!r} is still running a turn; wait for its response or send session/cancel"
             )
@@ -108,6 +126,10 @@ class TurnRunner:
             # until a collection) goes back to the system as an accepted big prompt's does.
             _release_after_big_turn(size, False, False)
             raise
+        command = match_command(parsed, self.commands)
+        prompt_id = uuid.uuid4().hex
+        # A prompt the runner runs is marked, and its files recorded, so that it can be rewound.
+        rewinds = command is None and self.rewinder is not None and self.rewinder.available
         session = live.session
         session_options = self.sessions.session_options
         options = prompt_options(meta, models=[m.id for m in session_options.models])
@@ -139,7 +161,10 @@ class TurnRunner:
             options=options,
             plan=plan_from_json(live.server.get(PLAN_STATE_KEY)),
             plan_provider=self.options.plan_provider,
+            prompt_id=prompt_id,
+            files=FileLedger(prompt_id) if rewinds else None,
         )
+        turn.commands_update = functools.partial(self.commands_update, session_id)
         if probe is not None:
             emitter.tool_calls.observer = probe
         if self.sessions.admission is not None:
@@ -150,13 +175,48 @@ class TurnRunner:
         try:
             await first_stage_done()  # what the warm-up is building, the turn would build again beside it
             if probe is None:
-                return await self._run(live, turn, blocks)
-            return await _observed(probe, self._run(live, turn, blocks))
+                response = await self._run(live, turn, blocks, command)
+            else:
+                response = await _observed(probe, self._run(live, turn, blocks, command))
         finally:
             live.turn = None
             live.reset_transcript = False
             live.idle.set()
             _release_after_big_turn(size, memory.turn_grew(began), session.history.unloaded)
+        retry, live.retry = live.retry, None
+        if retry:  # `/retry` undid the last prompt: it runs again, as this request's turn
+            return await self.prompt(session_id, retry)
+        return response
+
+    @property
+    def lists_prompts(self) -> bool:
+        """True when `/rewind` is the built-in command (whose hint lists the session's latest prompts)."""
+        command = self.commands.get("rewind")
+        handler = getattr(command.handler, "__func__", None) if command is not None else None
+        return self.rewinder is not None and handler is not None and handler.__name__ == "command_rewind"
+
+    async def commands_update(self, session_id: str) -> AvailableCommandsUpdate:
+        """The session's `available_commands_update` (`/rewind`'s hint lists its latest prompts)."""
+        hints: dict[str, str] = {}
+        live = self.sessions.open_session(session_id)
+        if self.rewinder is not None and live is not None and self.lists_prompts:
+            hints["rewind"] = rewind_hint(await self.rewinder.marks(live))
+        return AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=available_commands(self.commands, hints)
+        )
+
+    async def _commands_json(self, live: LiveSession) -> WireUpdate:
+        """`commands_update` as wire JSON, the commands other than `/rewind` built once per connection
+        (sent after every prompt: its cost stays that of one hint)."""
+        if self._commands_wire is None:
+            self._commands_wire = update_to_json(await self.commands_update(live.session.id))
+        assert self.rewinder is not None
+        hint = rewind_hint(await self.rewinder.marks(live))
+        commands: list[WireUpdate] = self._commands_wire["availableCommands"]
+        return {
+            **self._commands_wire,
+            "availableCommands": [{**c, "input": {"hint": hint}} if c.get("name") == "rewind" else c for c in commands],
+        }
 
     def _probe(self, session_id: str, meta: Mapping[str, Any] | None) -> TurnProbe | None:
         """The turn's telemetry probe; `None` (and no telemetry work) when telemetry is off."""
@@ -187,7 +247,11 @@ class TurnRunner:
         return False
 
     async def _run(
-        self, live: LiveSession, turn: ServerTurn, blocks: Sequence[PromptBlock | dict[str, Any]]
+        self,
+        live: LiveSession,
+        turn: ServerTurn,
+        blocks: Sequence[PromptBlock | dict[str, Any]],
+        command: tuple[Command, str] | None,
     ) -> PromptResponse:
         session = live.session
         emitter = turn.emit
@@ -195,13 +259,15 @@ class TurnRunner:
         recorder = TurnRecorder(
             store,
             session.id,
-            self._owner,
+            self.owner,
             emitter,
             flush_ms=self.options.transcript_flush_ms,
             max_attachment=self.options.max_stored_attachment,
+            files=turn.files,
         )
+        turn.recorder = recorder
         try:
-            began = await store.begin_turn(session.id, self._owner)
+            began = await store.begin_turn(session.id, self.owner)
             if began.version != live.version or session.history.unloaded:
                 # Another process ran turns of this session meanwhile, or the runner did not keep the history.
                 await self.sessions.reload_state(live)
@@ -210,8 +276,12 @@ class TurnRunner:
                     observer.record_lease_takeover()
                 closing = interruption_updates(await store.transcript(session.id))
                 await store.append_transcript(session.id, closing)
-            await emitter.user_message(blocks)
-            await recorder.flush()  # the prompt is stored before the runner starts
+            await emitter.user_message(blocks, message_id=turn.prompt_id)
+            # the prompt is stored before the runner starts (with its mark, when it can be rewound)
+            if turn.files is not None and isinstance(store, RewindStore):
+                await self._mark(live, recorder, turn)
+            else:
+                await recorder.flush()
         except Exception as exc:
             await recorder.abandon()
             if isinstance(exc, AcpKitError | RequestError):
@@ -224,7 +294,7 @@ class TurnRunner:
             raise
         recorder.start()
         try:
-            stop, failure = await self._turn_body(live, turn)
+            stop, failure = await self._turn_body(live, turn, command)
         finally:
             await recorder.stop()
         session.updated_at = now_iso()
@@ -242,11 +312,38 @@ class TurnRunner:
                 f"The turn could not be saved ({type(exc).__name__}: {exc}). The session continues from its "
                 "last saved turn; this turn is not part of its history.",
             ) from exc
+        if turn.files is not None and self.lists_prompts:
+            await self._send_commands(live, turn)
         if failure is not None:  # recorded, its tool calls closed: now the editor is told it failed
             raise failure
         return prompt_response(stop, emitter.turn_usage, self.sessions.client)
 
-    async def _turn_body(self, live: LiveSession, turn: ServerTurn) -> tuple[StopReason, TurnFailed | None]:
+    async def _mark(self, live: LiveSession, recorder: TurnRecorder, turn: ServerTurn) -> None:
+        """Store the prompt with its mark (the runner's state now): the session can go back to before it."""
+        session = live.session
+        text = (prompt_title(turn.prompt, _SUMMARY_LIMIT) or "").encode("utf-8", "replace").decode("utf-8")
+        mark = PromptMark(
+            id=turn.prompt_id,
+            text=text,
+            history_length=len(session.history),
+            state=json.loads(json.dumps(session.state)),
+            created_at=now_iso(),
+        )
+        await recorder.flush_prompt(mark)
+        if live.prompts is not None:
+            live.prompts.append(replace(mark, state={}))
+
+    async def _send_commands(self, live: LiveSession, turn: ServerTurn) -> None:
+        """Tell the client the new `/rewind` hint (never fails the turn: it is saved already)."""
+        try:
+            await turn.emit.flush()
+            await self.sessions.outbox.send(turn.session.id, await self._commands_json(live))
+        except Exception:
+            logger.warning("session %s: could not send the updated commands", turn.session.id, exc_info=True)
+
+    async def _turn_body(
+        self, live: LiveSession, turn: ServerTurn, command: tuple[Command, str] | None
+    ) -> tuple[StopReason, TurnFailed | None]:
         session = live.session
         emitter = turn.emit
         if session.title is None:
@@ -256,7 +353,6 @@ class TurnRunner:
                 await emitter.send_unrecorded(
                     SessionInfoUpdate(session_update="session_info_update", title=title, updated_at=now_iso())
                 )
-        command = match_command(turn.prompt, self.commands)
         await self._refresh_plan(turn)
         work = command[0].handler(turn, command[1]) if command else self.runner.run_turn(turn)
         failure: TurnFailed | None = None

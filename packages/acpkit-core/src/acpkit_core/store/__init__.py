@@ -2,7 +2,8 @@
 
 `SqliteStore` (the default, one WAL-mode file in the user's state directory), `PostgresStore`
 (one database shared by several replicas; the `postgres` extra), `MemoryStore` (tests), and
-the [`SessionStore`][acpkit_core.store.SessionStore] protocol for anything else.
+the [`SessionStore`][acpkit_core.store.SessionStore] protocol for anything else (with the optional
+[`RewindStore`][acpkit_core.store.RewindStore] for going back to an earlier prompt).
 """
 
 from __future__ import annotations
@@ -19,12 +20,16 @@ from .base import (
 )
 from .memory import MemoryStore
 from .postgres import PostgresStore, SchemaTooNewError, is_postgres_url, migrate
+from .rewind import FileChange, PromptMark, RewindStore
 from .sqlite import SqliteStore
 
 __all__ = [
+    "FileChange",
     "InvalidCursorError",
     "MemoryStore",
     "PostgresStore",
+    "PromptMark",
+    "RewindStore",
     "SchemaTooNewError",
     "SessionPage",
     "SessionStore",

@@ -137,7 +137,8 @@ class SessionStore(Protocol):
         """Write the session row, its new history items and `append`, in one transaction.
 
         Only `session.history.pending` is written (after dropping the stored items when the log
-        was replaced), then `session.history.saved(...)` is called. `reset_transcript` drops the
+        was replaced, or those from `session.history.cut` on when it was truncated), then
+        `session.history.saved(...)` is called. `reset_transcript` drops the
         stored transcript first (`/clear`). `release` ends the turn lease of that owner. Returns
         the session's new version.
         """

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SessionNotFoundError
-from ..runner import Session
+from ..runner import HistoryLog, Session
 from .base import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_PAGE_SIZE,
@@ -25,6 +25,7 @@ from .base import (
     session_from_json,
     session_to_json,
 )
+from .rewind import FileChange, PromptMark
 
 __all__ = ["MemoryStore"]
 
@@ -37,6 +38,10 @@ class _Row:
     history: list[str] = field(default_factory=list[str])
     transcript: list[str] = field(default_factory=list[str])
     lease: tuple[str, float] | None = None
+    prompts: list[str] = field(default_factory=list[str])
+    """Prompt marks, as JSON (state included), oldest first."""
+    files: list[FileChange] = field(default_factory=list[FileChange])
+    """File changes, in the order they were first recorded."""
 
 
 class MemoryStore:
@@ -104,10 +109,10 @@ class MemoryStore:
         row.version += 1
         if reset_transcript:
             row.transcript = []
+            row.prompts = []
+            row.files = []
         row.transcript.extend(encoded)
-        if log.reset:
-            row.history = []
-        row.history.extend(items)
+        _write_history(row, log, items)
         if release is not None and row.lease is not None and row.lease[0] == release:
             row.lease = None
         log.saved(len(items))
@@ -189,3 +194,106 @@ class MemoryStore:
 
     async def close(self) -> None:
         """Nothing to release."""
+
+    # --- RewindStore ---------------------------------------------------------------------------
+
+    async def add_prompt(self, session_id: str, mark: PromptMark, *, transcript: Sequence[JsonDict] = ()) -> None:
+        """Record a prompt (and append `transcript`)."""
+        row = self._row(session_id)
+        encoded = [dumps_updates(u) for u in transcript]
+        row.prompts.append(json.dumps(_mark_json(mark)))
+        row.transcript.extend(encoded)
+
+    async def add_file_changes(self, session_id: str, changes: Sequence[FileChange]) -> None:
+        """Record file changes (a known `(prompt, path)` keeps its `before`)."""
+        row = self._row(session_id)
+        for change in changes:
+            at = next(
+                (i for i, c in enumerate(row.files) if (c.prompt_id, c.path) == (change.prompt_id, change.path)), None
+            )
+            if at is None:
+                row.files.append(change)
+            else:
+                row.files[at] = FileChange(
+                    prompt_id=change.prompt_id, path=change.path, before=row.files[at].before, after=change.after
+                )
+
+    async def prompts(self, session_id: str) -> list[PromptMark]:
+        """The recorded prompts, oldest first (without state)."""
+        return [_mark(json.loads(p), state=False) for p in self._row(session_id).prompts]
+
+    async def prompt(self, session_id: str, prompt_id: str) -> PromptMark | None:
+        """One recorded prompt, with its state."""
+        for raw in self._row(session_id).prompts:
+            data = json.loads(raw)
+            if data["id"] == prompt_id:
+                return _mark(data, state=True)
+        return None
+
+    async def file_changes(self, session_id: str, prompt_ids: Sequence[str]) -> list[FileChange]:
+        """The file changes of those prompts."""
+        wanted = set(prompt_ids)
+        return [c for c in self._row(session_id).files if c.prompt_id in wanted]
+
+    async def rewind(
+        self, session: Session, *, prompt_id: str, keep_updates: int, server: JsonDict | None = None
+    ) -> int:
+        """Take the session back to before `prompt_id`."""
+        row = self._row(session.id)
+        ids = [json.loads(p)["id"] for p in row.prompts]
+        if prompt_id not in ids:
+            raise KeyError(f"prompt {prompt_id!r} is not a recorded prompt of session {session.id!r}")
+        at = ids.index(prompt_id)
+        dropped = set(ids[at:])
+        log = session.history
+        items = [dumps_updates(item) for item in log.pending]
+        del row.transcript[keep_updates:]  # one update per item here
+        row.prompts = row.prompts[:at]
+        row.files = [c for c in row.files if c.prompt_id not in dropped]
+        row.data = json.dumps(session_to_json(session))
+        if server is not None:
+            row.server = json.dumps(server)
+        row.version += 1
+        _write_history(row, log, items)
+        log.saved(len(items))
+        return row.version
+
+    async def copy_prompts(self, source_id: str, target_id: str, *, before: str | None = None) -> None:
+        """Copy the source's prompt marks and file changes (those before `before`) to the target."""
+        source, target = self._row(source_id), self._row(target_id)
+        kept: list[str] = []
+        for raw in source.prompts:
+            if json.loads(raw)["id"] == before:
+                break
+            kept.append(raw)
+        ids = {json.loads(raw)["id"] for raw in kept}
+        target.prompts = list(kept)
+        target.files = [c for c in source.files if c.prompt_id in ids]
+
+
+def _write_history(row: _Row, log: HistoryLog, items: list[str]) -> None:
+    if log.reset:
+        row.history = []
+    elif log.cut is not None:
+        del row.history[log.cut :]
+    row.history.extend(items)
+
+
+def _mark_json(mark: PromptMark) -> JsonDict:
+    return {
+        "id": mark.id,
+        "text": mark.text,
+        "history_length": mark.history_length,
+        "state": mark.state,
+        "created_at": mark.created_at,
+    }
+
+
+def _mark(data: JsonDict, *, state: bool) -> PromptMark:
+    return PromptMark(
+        id=data["id"],
+        text=data.get("text", ""),
+        history_length=int(data.get("history_length", 0)),
+        state=dict(data.get("state") or {}) if state else {},
+        created_at=data.get("created_at", ""),
+    )

@@ -11,8 +11,8 @@ import json
 import os
 import random
 import socket
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, LiteralString
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar
 
 from ..errors import SessionNotFoundError, UserError
 from ..runner import Session
@@ -30,12 +30,15 @@ from .base import (
     session_from_json,
     session_to_json,
 )
+from .postgres_rewind import REWIND_MIGRATION, REWIND_TABLES, PostgresRewinding, cut_history
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
+
+_T = TypeVar("_T")
 
 __all__ = ["MIGRATIONS", "PostgresStore", "SchemaTooNewError", "is_postgres_url", "migrate"]
 
@@ -77,6 +80,7 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
         );
         """,
     ),
+    (2, REWIND_MIGRATION),
 )
 """The schema, as numbered steps: a database at version N gets the steps after N, in order, once.
 
@@ -154,7 +158,7 @@ async def migrate(
     return latest
 
 
-class PostgresStore:
+class PostgresStore(PostgresRewinding):
     """Sessions in a Postgres database, shared by any number of agent processes on any machines.
 
     The same behaviour as [`SqliteStore`][acpkit_core.store.SqliteStore]: history and transcript
@@ -301,7 +305,7 @@ class PostgresStore:
                 " VALUES (%s, %s, %s, %s, %s, %s)",
                 (session.id, session.cwd, row.get("owner"), session.updated_at, data, json.dumps(server or {})),
             )
-            for table in ("acpkit_transcript", "acpkit_history", "acpkit_leases"):
+            for table in ("acpkit_transcript", "acpkit_history", "acpkit_leases", *REWIND_TABLES):
                 await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session.id,))
             if lines is not None:
                 await conn.execute(
@@ -338,14 +342,32 @@ class PostgresStore:
         release: str | None = None,
     ) -> int:
         """Write the session row, its new history items and one transcript batch, atomically."""
+        work, count = self._save_work(
+            session, server=server, append=append, reset_transcript=reset_transcript, release=release
+        )
+        version = await self._write_call(work)
+        session.history.saved(count)
+        return version
+
+    def _save_work(
+        self,
+        session: Session,
+        *,
+        server: JsonDict | None = None,
+        append: Sequence[JsonDict] = (),
+        reset_transcript: bool = False,
+        release: str | None = None,
+    ) -> tuple[Callable[[AsyncConnection[Any]], Awaitable[int]], int]:
+        """What `save` writes, as work inside a transaction, and its history item count (serialized now)."""
         row_json = session_to_json(session)
         data = json.dumps(row_json)
         batch = dumps_updates(append) if append else None
         server_json = json.dumps(server) if server is not None else None
         log = session.history
+        reset, cut = log.reset, log.cut
         items = [dumps_updates(item) for item in log.pending]
-        pool = await self._ready()
-        async with pool.connection() as conn, conn.transaction():
+
+        async def work(conn: AsyncConnection[Any]) -> int:
             # The upsert locks the session row until commit: saves and appends of one session queue.
             cur = await conn.execute(
                 "INSERT INTO acpkit_sessions AS s (id, cwd, owner, updated_at, data, server, version)"
@@ -365,19 +387,41 @@ class PostgresStore:
             )
             row = await cur.fetchone()
             assert row is not None
-            if reset_transcript:
-                await conn.execute("DELETE FROM acpkit_transcript WHERE session_id = %s", (session.id,))
+            if reset_transcript:  # `/clear`: nothing earlier is left to rewind to
+                for table in ("acpkit_transcript", *REWIND_TABLES):
+                    await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session.id,))
             if batch is not None:
                 await _insert_transcript(conn, session.id, batch)
-            if log.reset:
+            if reset:
                 await conn.execute("DELETE FROM acpkit_history WHERE session_id = %s", (session.id,))
+            elif cut is not None:
+                await cut_history(conn, session.id, cut)
             await _append_history(conn, session.id, items)
             if release is not None:
                 await conn.execute(
                     "DELETE FROM acpkit_leases WHERE session_id = %s AND owner = %s", (session.id, release)
                 )
-        log.saved(len(items))
-        return int(row[0])
+            return int(row[0])
+
+        return work, len(items)
+
+    def _append_work(
+        self, session_id: str, updates: Sequence[JsonDict]
+    ) -> Callable[[AsyncConnection[Any]], Awaitable[None]]:
+        """`append_transcript`'s write, as work inside a transaction (nothing for no updates)."""
+        batch = dumps_updates(updates) if updates else None
+
+        async def work(conn: AsyncConnection[Any]) -> None:
+            if batch is not None:
+                await _insert_transcript(conn, session_id, batch)
+
+        return work
+
+    async def _write_call(self, work: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
+        """Run `work(connection)` in one transaction."""
+        pool = await self._ready()
+        async with pool.connection() as conn, conn.transaction():
+            return await work(conn)
 
     async def append_transcript(self, session_id: str, updates: Sequence[JsonDict]) -> None:
         """Append one batch of updates to the transcript."""
@@ -506,7 +550,7 @@ class PostgresStore:
         """Remove a session, its history, transcript and lease (autovacuum reuses the space)."""
         pool = await self._ready()
         async with pool.connection() as conn, conn.transaction():
-            for table in ("acpkit_transcript", "acpkit_history", "acpkit_leases", "acpkit_sessions"):
+            for table in ("acpkit_transcript", "acpkit_history", "acpkit_leases", *REWIND_TABLES, "acpkit_sessions"):
                 column = "id" if table == "acpkit_sessions" else "session_id"
                 await conn.execute(f"DELETE FROM {table} WHERE {column} = %s", (session_id,))
 

@@ -33,12 +33,14 @@ from .base import (
     session_from_json,
     session_to_json,
 )
+from .sqlite_rewind import REWIND_SCHEMA, REWIND_TABLES, SqliteRewinding, cut_history
 
 __all__ = ["SqliteStore"]
 
 logger = logging.getLogger("acpkit_core.store")
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
     cwd TEXT NOT NULL,
@@ -69,8 +71,11 @@ CREATE TABLE IF NOT EXISTS leases (
     expires REAL NOT NULL
 );
 """
-_SCHEMA_VERSION = 2
-"""`PRAGMA user_version` of the current schema (1.x and early 2.0 files are 0: migrated on open)."""
+    + REWIND_SCHEMA
+)
+_SCHEMA_VERSION = 3
+"""`PRAGMA user_version` of the current schema (1.x and early 2.0 files are 0, files without the
+rewind tables 2: migrated on open)."""
 
 _WORKER_THREAD_NAME = "acpkit-sqlite"
 """Prefix of the name of each store's worker thread."""
@@ -91,7 +96,7 @@ _T = TypeVar("_T")
 _Ts = TypeVarTuple("_Ts")
 
 
-class SqliteStore:
+class SqliteStore(SqliteRewinding):
     """Sessions in one SQLite file.
 
     WAL mode lets readers and one writer work at the same time; every write is one
@@ -231,22 +236,50 @@ class SqliteStore:
         release: str | None = None,
     ) -> int:
         """Write the session row, its new history items and one transcript batch, atomically."""
-        data = json.dumps(session_to_json(session))
+        work, count = self._save_work(
+            session, server=server, append=append, reset_transcript=reset_transcript, release=release
+        )
+        version = await self._write_call(work)
+        session.history.saved(count)
+        return version
+
+    def _save_work(
+        self,
+        session: Session,
+        *,
+        server: JsonDict | None = None,
+        append: Sequence[JsonDict] = (),
+        reset_transcript: bool = False,
+        release: str | None = None,
+    ) -> tuple[Callable[[sqlite3.Connection], int], int]:
+        """What `save` writes, as work for the worker (inside a write transaction), and its history item count.
+
+        Serialized here, not on the worker: what is written is the session as it is now.
+        """
+        row = (session.id, session.cwd, session.updated_at, json.dumps(session_to_json(session)))
         batch = dumps_updates(append) if append else None
         server_json = json.dumps(server) if server is not None else None
         log = session.history
-        items = [dumps_updates(item) for item in log.pending]
-        version = await self._call(
-            _save,
-            (session.id, session.cwd, session.updated_at, data),
-            server_json,
-            batch,
-            reset_transcript,
-            (log.reset, items),
-            release,
-        )
-        log.saved(len(items))
-        return version
+        history = (log.reset, log.cut, [dumps_updates(item) for item in log.pending])
+
+        def work(db: sqlite3.Connection) -> int:
+            return _save_rows(db, row, server_json, batch, reset_transcript, history, release)
+
+        return work, len(history[2])
+
+    def _append_work(self, session_id: str, updates: Sequence[JsonDict]) -> Callable[[sqlite3.Connection], None]:
+        """`append_transcript`'s write, as work inside a transaction (nothing for no updates)."""
+        batch = dumps_updates(updates) if updates else None
+
+        def work(db: sqlite3.Connection) -> None:
+            if batch is not None:
+                _insert_transcript(db, session_id, batch)
+
+        return work
+
+    async def _write_call(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run `work(connection)` in one write transaction on the worker thread."""
+        return await self._call(_in_write, work)
 
     async def append_transcript(self, session_id: str, updates: Sequence[JsonDict]) -> None:
         """Append one batch of updates to the transcript."""
@@ -404,7 +437,7 @@ def _create(
 ) -> None:
     with _write(db):
         db.execute("INSERT INTO sessions (id, cwd, updated_at, data, server) VALUES (?, ?, ?, ?, ?)", row)
-        for table in ("transcript", "history", "leases"):
+        for table in ("transcript", "history", "leases", *REWIND_TABLES):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (row[0],))
         if lines is not None:
             _moved(db, len(lines))
@@ -425,35 +458,43 @@ def _get(db: sqlite3.Connection, session_id: str) -> StoredSession:
     )
 
 
-def _save(
+def _in_write(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    with _write(db):
+        return work(db)
+
+
+def _save_rows(
     db: sqlite3.Connection,
     row: tuple[str, str, str, str],
     server_json: str | None,
     batch: str | None,
     reset_transcript: bool,
-    history: tuple[bool, Sequence[str]],
+    history: tuple[bool, int | None, Sequence[str]],
     release: str | None,
 ) -> int:
+    """`save`'s writes, inside the caller's transaction."""
     session_id = row[0]
-    with _write(db):
-        kept = db.execute("SELECT server, version FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if server_json is None:
-            server_json = kept[0] if kept else "{}"
-        version = (int(kept[1]) if kept else 0) + 1
-        db.execute(
-            "INSERT OR REPLACE INTO sessions (id, cwd, updated_at, data, server, version) VALUES (?, ?, ?, ?, ?, ?)",
-            (*row, server_json, version),
-        )
-        if reset_transcript:
-            db.execute("DELETE FROM transcript WHERE session_id = ?", (session_id,))
-        if batch is not None:
-            _insert_transcript(db, session_id, batch)
-        reset_history, items = history
-        if reset_history:
-            db.execute("DELETE FROM history WHERE session_id = ?", (session_id,))
-        _append_history(db, session_id, items)
-        if release is not None:
-            db.execute("DELETE FROM leases WHERE session_id = ? AND owner = ?", (session_id, release))
+    kept = db.execute("SELECT server, version FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if server_json is None:
+        server_json = kept[0] if kept else "{}"
+    version = (int(kept[1]) if kept else 0) + 1
+    db.execute(
+        "INSERT OR REPLACE INTO sessions (id, cwd, updated_at, data, server, version) VALUES (?, ?, ?, ?, ?, ?)",
+        (*row, server_json, version),
+    )
+    if reset_transcript:  # `/clear`: nothing earlier is left to rewind to
+        for table in ("transcript", *REWIND_TABLES):
+            db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+    if batch is not None:
+        _insert_transcript(db, session_id, batch)
+    reset_history, cut, items = history
+    if reset_history:
+        db.execute("DELETE FROM history WHERE session_id = ?", (session_id,))
+    elif cut is not None:
+        cut_history(db, session_id, cut)
+    _append_history(db, session_id, items)
+    if release is not None:
+        db.execute("DELETE FROM leases WHERE session_id = ? AND owner = ?", (session_id, release))
     return version
 
 
@@ -531,7 +572,7 @@ def _transcript(db: sqlite3.Connection, session_id: str) -> list[JsonDict]:
 
 def _delete(db: sqlite3.Connection, session_id: str) -> None:
     with _write(db):
-        for table in ("transcript", "history", "leases"):
+        for table in ("transcript", "history", "leases", *REWIND_TABLES):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
         db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
     # `executescript` steps the pragma to the end (each step frees one page; `execute` takes one).

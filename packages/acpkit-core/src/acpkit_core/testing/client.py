@@ -135,6 +135,7 @@ class AcpTestClient:
         elicitation_answers: ElicitationAnswer = (),
         auth_terminal: bool = False,
         unstable: bool | Sequence[str] = False,
+        remove_files: bool | None = None,
     ) -> None:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if root is None:
@@ -171,6 +172,8 @@ class AcpTestClient:
         """Requests in flight both ways (`$/cancel_request`), once connected."""
         self.elicitation_answers: ElicitationAnswer = elicitation_answers
         """How to answer `elicitation/create`; a list is consumed in order (it declines once exhausted)."""
+        self.remove_files = fs if remove_files is None else remove_files
+        """Advertise and serve the `_acpkit/fs/remove_file` extension (by default when `fs` is on)."""
         self.elicitations: list[dict[str, Any]] = []
         """The params of every `elicitation/create` received (wire JSON)."""
         self.updates: dict[str, list[Any]] = {}
@@ -328,6 +331,11 @@ class AcpTestClient:
             unstable = True
         elif self.unstable:
             unstable = {name: dict[str, Any]() for name in self.unstable}
+        field_meta: dict[str, Any] = {}
+        if unstable is not None:
+            field_meta[UNSTABLE_META_KEY] = unstable
+        if self.remove_files:
+            field_meta["acpkit.fs"] = {"removeFile": True}
         caps = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=self.fs_read, write_text_file=self.fs_write),
             terminal=self.terminal,
@@ -338,7 +346,7 @@ class AcpTestClient:
             else None,
             auth=AuthCapabilities(terminal=self.auth_terminal),
             elicitation=elicitation,
-            field_meta={UNSTABLE_META_KEY: unstable} if unstable is not None else None,
+            field_meta=field_meta or None,
         )
         self.init = await self.c.initialize(
             protocol_version=protocol_version,
@@ -423,9 +431,21 @@ class AcpTestClient:
             session_id=session_id, cwd=str(cwd or self.root), mcp_servers=[wire_mcp_server(s) for s in mcp_servers]
         )
 
-    async def fork_session(self, session_id: str, cwd: str | Path | None = None) -> str:
-        """`session/fork`; returns the new id."""
-        response = await self.c.fork_session(session_id=session_id, cwd=str(cwd or self.root), mcp_servers=[])
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str | Path | None = None,
+        *,
+        prompt: int | None = None,
+        message_id: str | None = None,
+    ) -> str:
+        """`session/fork`; returns the new id. With `prompt` (or `message_id`), forks at that prompt:
+        the new session holds what came before it (`_meta["acpkit.fork"]`)."""
+        meta: dict[str, Any] = {}
+        if prompt is not None or message_id is not None:
+            point = {"prompt": prompt} if prompt is not None else {"messageId": message_id}
+            meta["acpkit.fork"] = point
+        response = await self.c.fork_session(session_id=session_id, cwd=str(cwd or self.root), mcp_servers=[], **meta)
         self.last_session = response
         await self._settle(response.session_id)
         return response.session_id
@@ -488,7 +508,39 @@ class AcpTestClient:
             return await self.c.set_config_option(session_id=session_id, config_id=config_id, value=value)
         return await self.c.set_config_option(session_id=session_id, config_id=config_id, value=value)
 
+    async def prompts(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's prompts (`_acpkit/session/prompts`): number, message id, text."""
+        answer = await self.c.ext_method("acpkit/session/prompts", {"sessionId": session_id})
+        return cast(list[dict[str, Any]], answer["prompts"])
+
+    async def rewind(
+        self,
+        session_id: str,
+        *,
+        prompt: int | None = None,
+        message_id: str | None = None,
+        restore_files: bool | None = None,
+        transcript: bool = False,
+    ) -> dict[str, Any]:
+        """`_acpkit/session/rewind`: back to before a prompt (the last one by default); its answer."""
+        params: dict[str, Any] = {"sessionId": session_id, "transcript": transcript}
+        if prompt is not None:
+            params["prompt"] = prompt
+        if message_id is not None:
+            params["messageId"] = message_id
+        if restore_files is not None:
+            params["restoreFiles"] = restore_files
+        return await self.c.ext_method("acpkit/session/rewind", params)
+
     # --- client methods (called by the agent) ------------------------------------------------------
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Serve `_acpkit/fs/remove_file` (when `remove_files`); any other extension answers -32601."""
+        self.requests.append((f"_{method}", params))
+        if method == "acpkit/fs/remove_file" and self.remove_files:
+            await self.host.remove_file(str(params.get("path", "")))
+            return {}
+        raise acp.RequestError.method_not_found(f"_{method}")
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         """Record an update."""

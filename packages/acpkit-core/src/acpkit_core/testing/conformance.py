@@ -62,7 +62,12 @@ The `permission` agent also serves `/tools` (when the runner is a
 `delete_file`; the scenario runs it with the standard modes.
 
 `memory` runs turn 2 on a *new* agent (a fresh `agent_factory("memory", options)` sharing the
-same SQLite file) after `session/load`, which checks that history survives a restart.
+same SQLite file) after `session/load`, which checks that history survives a restart. The `memory`
+agent also serves the rewind scenarios: `/rewind` back to before the first prompt (the next answer
+no longer knows the name, after a restart too), `/retry` of the question (answered again from the
+first prompt alone), and `session/fork` at a prompt. A runner whose framework keeps its conversation
+in `session.history` passes them with no code of its own; one that keeps it elsewhere implements
+[`SessionRewinder`][acpkit_core.rewind.SessionRewinder].
 
 The scenarios are required: a subclass that redefines one (or sets it to `None`) is refused when
 the class is created, unless the new definition is decorated with
@@ -142,6 +147,8 @@ class RunnerConformance:
     """A tool can ask the user a question through the adapter's hook (`question`)."""
     usage: ClassVar[bool] = True
     """The runner reports token usage after each model response (`turn.emit.usage`)."""
+    rewind: ClassVar[bool] = True
+    """The framework's memory goes back with the session (`/rewind`, `/retry`, fork at a prompt)."""
 
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:
@@ -291,6 +298,71 @@ class RunnerConformance:
         assert second.stop_reason == "end_turn"
         if self.history:
             assert "Ada" in second.text
+
+    async def test_rewind(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """`/rewind 1`: the next answer comes from a conversation without the first prompt, after a restart too."""
+        if not self.rewind:
+            pytest.skip("the runner's memory does not go back with the session")
+        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            await c.prompt("My name is Ada.", session_id=sid)
+            knows = await c.prompt("What is my name?", session_id=sid)
+            rewound = await c.prompt("/rewind 1", session_id=sid)
+            forgot = await c.prompt("What is my name?", session_id=sid)
+        assert rewound.text.startswith('Rewound to before prompt 1 ("My name is Ada."): undid 2 prompts.')
+        assert "Ada" not in forgot.text
+        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
+            await c.initialize()
+            _, replayed = await c.load_session(sid)
+            still = await c.prompt("What is my name?", session_id=sid)
+        assert [u.content.text for u in replayed if isinstance(u, UserMessageChunk)] == ["What is my name?"]
+        assert "Ada" not in still.text
+        if self.history:
+            assert "Ada" in knows.text
+
+    async def test_retry(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """`/retry` sends the last prompt again, on the conversation before it; it is kept once."""
+        if not self.rewind:
+            pytest.skip("the runner's memory does not go back with the session")
+        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            await c.prompt("My name is Ada.", session_id=sid)
+            first = await c.prompt("What is my name?", session_id=sid)
+            again = await c.prompt("/retry", session_id=sid)
+            _, replayed = await c.load_session(sid)
+        assert again.stop_reason == "end_turn"
+        assert again.text.startswith('Rewound to before prompt 2 ("What is my name?"): undid prompt.')
+        said = [u.content.text for u in replayed if isinstance(u, UserMessageChunk)]
+        assert said == ["My name is Ada.", "What is my name?"]
+        if self.history:
+            assert "Ada" in first.text and again.text.endswith(first.text)
+
+    async def test_fork_at_a_prompt(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """`session/fork` at prompt 2 keeps prompt 1; at prompt 1, nothing; the original is left as it was."""
+        if not self.rewind:
+            pytest.skip("the runner's memory does not go back with the session")
+        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            await c.prompt("My name is Ada.", session_id=sid)
+            await c.prompt("Nice weather.", session_id=sid)
+            kept = await c.fork_session(sid, prompt=2)
+            empty = await c.fork_session(sid, prompt=1)
+            in_kept = await c.prompt("What is my name?", session_id=kept)
+            in_empty = await c.prompt("What is my name?", session_id=empty)
+            _, replayed = await c.load_session(kept)
+            _, original = await c.load_session(sid)
+        said = [u.content.text for u in replayed if isinstance(u, UserMessageChunk)]
+        assert said == ["My name is Ada.", "What is my name?"]
+        assert [u.content.text for u in original if isinstance(u, UserMessageChunk)] == [
+            "My name is Ada.",
+            "Nice weather.",
+        ]
+        assert "Ada" not in in_empty.text
+        if self.history:
+            assert "Ada" in in_kept.text
 
     async def test_bad_prompt(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         async with AcpTestClient.connect(agent_factory("bad_prompt", options)) as c:
