@@ -28,6 +28,9 @@ log = logging.getLogger("acpkit.cli")
 EXIT_TARGET = 2
 """Exit code when the target cannot be imported or served."""
 
+SDK_READ_LIMIT = 50 << 20
+"""The stdin reader's line limit for an agent built on the SDK alone (the SDK's own default)."""
+
 
 def _configure_logging(level: str) -> None:
     fmt = "acpkit %(levelname)s %(name)s: %(message)s"
@@ -102,7 +105,10 @@ async def _serve(agent: Any) -> None:
         return
     import acp
 
-    await acp.run_agent(agent, use_unstable_protocol=True)
+    # our streams, not the SDK's: they read `</dev/null`, a closed stdin and regular files to their end too
+    process_io = importlib.import_module("acpkit_core.server.process_io")
+    reader, writer = await process_io.stdio_streams(limit=SDK_READ_LIMIT, stdout_fd=process_io.protect_stdout())
+    await acp.run_agent(agent, writer, reader, use_unstable_protocol=True)
 
 
 def run_main(args: argparse.Namespace) -> int:
