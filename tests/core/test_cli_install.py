@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from acpkit_core.cli import build_parser
-from acpkit_core.cli.install import install_for
+from acpkit_core.cli.install import Environment, Source, install_command, install_for
 from acpkit_core.cli.target import TargetError, resolve_target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,18 +81,75 @@ def test_install_hints_follow_where_acpkit_core_came_from(tmp_path: Path) -> Non
     hint = install_for("langchain-acp", origin=GIT, version="2.0.0")
     git = "'langchain-acp @ git+https://github.com/acpkit/acpkit.git@0123abc#subdirectory=packages/langchain-acp'"
     assert (hint.uv, hint.pip) == (f"uv add {git}", f"pip install {git}")
-    # from an index or --find-links (no direct_url.json): the exact version, which never resolves to 1.x
+    # unknown (no direct_url.json): the exact version, which never resolves to 1.x, and what it still needs
     hint = install_for("acpkit-core", extra="cli", origin={}, version="2.0.0")
     assert (hint.uv, hint.pip) == ("uv add 'acpkit-core[cli]==2.0.0'", "pip install 'acpkit-core[cli]==2.0.0'")
-    assert str(hint) == (
-        "uv add 'acpkit-core[cli]==2.0.0'  (or, with pip: pip install 'acpkit-core[cli]==2.0.0'); "
-        "add --find-links DIR if you installed ACP Kit from wheel files in DIR"
+    assert "--find-links" in hint.note and "not on the package index" in hint.note
+
+
+def _lock(project: Path, source: str) -> None:
+    (project / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    (project / "uv.lock").write_text(f'version = 1\n\n[[package]]\nname = "acpkit-core"\nversion = "2.0.0"\n{source}\n')
+
+
+def test_a_uv_project_s_lock_says_where_the_release_came_from(tmp_path: Path) -> None:
+    """`uv add --find-links wheels ...` leaves no direct_url.json, but uv.lock records the directory."""
+    from acpkit_core.cli.install import _source_from_lock  # pyright: ignore[reportPrivateUsage]
+
+    _lock(tmp_path, 'source = { registry = "../wheels" }')
+    assert _source_from_lock(tmp_path) == Source("wheels", str((tmp_path.parent / "wheels").resolve()))
+    _lock(tmp_path, 'source = { registry = "https://pypi.org/simple" }')
+    assert _source_from_lock(tmp_path) is None
+    _lock(tmp_path, 'source = { editable = "../acpkit/packages/acpkit-core" }')
+    clone = (tmp_path.parent / "acpkit" / "packages").resolve()
+    assert _source_from_lock(tmp_path) == Source("clone", str(clone), editable=True)
+    _lock(tmp_path, 'source = { git = "https://github.com/acpkit/acpkit?subdirectory=packages%2Facpkit-core#0123abc" }')
+    found = _source_from_lock(tmp_path)
+    assert found is not None and (found.kind, found.location, found.commit) == (
+        "git",
+        "https://github.com/acpkit/acpkit",
+        "0123abc",
     )
 
 
-def test_the_workspace_hint_installs_this_clone_s_package() -> None:
+def test_each_environment_gets_the_command_that_runs_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wheels = Source("wheels", "/srv/wheels")
+    project = Environment("uv-project", project=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert install_command("pydantic-acp", extra="cli", environment=project, source=wheels) == (
+        "uv add --find-links /srv/wheels 'pydantic-acp[cli]==2.0.0'"
+    )
+    monkeypatch.chdir(tmp_path.parent)  # outside the project: `uv add` is told which one
+    assert install_command("pydantic-acp", environment=project, source=wheels) == (
+        f"uv add --project {tmp_path} --find-links /srv/wheels pydantic-acp==2.0.0"
+    )
+    pip = Environment("pip", python="/p/.venv/bin/python")
+    assert install_command("langchain-acp", environment=pip, source=wheels) == (
+        "/p/.venv/bin/python -m pip install --find-links /srv/wheels langchain-acp==2.0.0"
+    )
+    uv_venv = Environment("uv", python="/p/.venv/bin/python")
+    assert install_command("acpkit-core", extra="serve", environment=uv_venv, source=wheels) == (
+        "uv pip install --python /p/.venv/bin/python --find-links /srv/wheels 'acpkit-core[serve]==2.0.0'"
+    )
+    # an unknown source: an extra is its packages from the index (runnable as printed) ...
+    unknown = Source("unknown")
+    assert install_command("acpkit-core", extra="cli", environment=pip, source=unknown) == (
+        "/p/.venv/bin/python -m pip install 'prompt-toolkit>=3.0.43' 'rich>=13.7'"
+    )
+    # ... and a package says which directory it still needs
+    assert install_command("pydantic-acp", environment=pip, source=unknown).startswith(
+        "/p/.venv/bin/python -m pip install pydantic-acp==2.0.0 --find-links DIR, DIR being the directory"
+    )
+
+
+def test_the_workspace_hint_installs_this_clone_s_package(monkeypatch: pytest.MonkeyPatch) -> None:
     hint = install_for("langchain-acp")
     assert hint.uv == f"uv add --editable {ROOT / 'packages' / 'langchain-acp'}"
+    monkeypatch.chdir(ROOT)
+    assert (
+        install_command("langchain-acp", extra="cli")
+        == f"uv add --editable '{ROOT / 'packages' / 'langchain-acp'}[cli]'"
+    )
 
 
 def test_nothing_to_serve_lists_the_installed_adapters_not_none(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ def acpkit(*args: str, cwd: Path | None = None, stdin: str = "") -> subprocess.C
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("import pydantic_ai.no_such_module_here\n", "/packages/pydantic-acp  (or, with pip: pip install -e "),
-        ("import langgraph.no_such_module_here\n", "/packages/langchain-acp  (or, with pip: pip install -e "),
+        ("import pydantic_ai.no_such_module_here\n", "/packages/pydantic-acp, then run the command again."),
+        ("import langgraph.no_such_module_here\n", "/packages/langchain-acp, then run the command again."),
         ("import no_such_dependency_xyz\n", "no module named 'no_such_dependency_xyz'"),
         ("def broken(:\n", "SyntaxError"),
         ("raise RuntimeError('boom at import')\n", "RuntimeError: boom at import"),

@@ -8,7 +8,6 @@ without loading the terminal libraries (`rich`, `prompt_toolkit`) or any adapter
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -276,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `acpkit` console script; returns the process exit code."""
+    _say_what_is_wrong_with_the_environment()
     parser = build_parser()
     args = parser.parse_args(argv)
     command: str | None = args.command
@@ -299,6 +299,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _render(args.file)
 
 
+def _say_what_is_wrong_with_the_environment() -> None:
+    """ACP Kit 1.x's `acpkit` package still installed, or (under `python -m`) the `acpkit` command gone."""
+    from .legacy import command_problem, legacy_package_problem
+
+    problem = command_problem() if sys.argv[0].endswith("__main__.py") else None
+    problem = problem or legacy_package_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+
+
 TERMINAL_MODULES = frozenset({"rich", "prompt_toolkit", "pygments"})
 """What the `cli` extra brings; only `acpkit chat` and `acpkit sessions` import it."""
 
@@ -309,13 +319,12 @@ def _terminal_command(command: str, args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in TERMINAL_MODULES:
             raise
-        from .install import extra_requirements, install_command
+        from .install import install_command
 
-        packages = " ".join(shlex.quote(r) for r in extra_requirements("cli"))
         print(
             f"acpkit {command}: the terminal UI is not installed (no module named {exc.name!r}). "
-            f"It is the `cli` extra of acpkit-core; install it with: {install_command('acpkit-core', extra='cli')}. "
-            f"Or install its packages directly: pip install {packages}",
+            "It is the `cli` extra (of acpkit-core, pydantic-acp and langchain-acp); install it with: "
+            f"{install_command('acpkit-core', extra='cli')}",
             file=sys.stderr,
         )
         return EXIT_USAGE
