@@ -1,5 +1,5 @@
 """The `acpkit` command: `run` an agent for an editor, `serve` it remotely, `chat` in a terminal, list
-`sessions`, `bridge` an editor to a remote agent, `render` a prompt.
+`sessions`, `bridge` an editor to a remote agent, `render` a prompt, `install` an adapter from a clone.
 
 Imports are lazy on purpose: `acpkit run` is what an editor starts, and it must answer `initialize`
 without loading the terminal libraries (`rich`, `prompt_toolkit`) or any adapter it does not use.
@@ -47,6 +47,7 @@ _EXAMPLES = {
   acpkit render prompt.json                  see how a prompt reaches each framework
   acpkit serve my_agent:agent                serve it over WebSocket / Streamable HTTP on /acp
   acpkit bridge ws://host:8000/acp           let a stdio-only editor use a remote agent
+  acpkit install pydantic ../my-project      (from a clone) install an adapter and the chat into a project
 
 Run `acpkit COMMAND --help` for a command's options. Without a command, acpkit prints this help
 and exits with status 2.""",
@@ -84,6 +85,14 @@ serve extra: acpkit-core[serve].""",
 
 What an editor starts when the agent is remote: stdio on one side, the remote transport on the
 other. Needs the serve extra: acpkit-core[serve].""",
+    "install": """examples:
+  uv run acpkit install pydantic /path/to/my-project          in the clone: a uv project (made if empty)
+  uv run acpkit install langchain /path/to/my-project --pip   the project's .venv, with pip
+  uvx --from /path/to/acpkit/packages/acpkit-core acpkit install pydantic .
+
+Builds the wheels of this clone into PROJECT/wheels and installs ADAPTER[cli] from them (with uv, or
+pip with --pip); a uv project's pyproject.toml gets [tool.uv] find-links = ["wheels"], so later
+`uv lock` and `uv sync` find them. Needs uv.""",
     "render": """examples:
   acpkit render prompt.json
   echo '[{"type": "text", "text": "hi"}]' | acpkit render -""",
@@ -260,6 +269,21 @@ def build_parser() -> argparse.ArgumentParser:
     bridge.add_argument("url", metavar="URL")
     bridge.add_argument("--token-file", metavar="FILE", help="file holding the bearer token")
 
+    install = _subparser(
+        sub,
+        "install",
+        help="install an adapter and the terminal UI into a project, from this clone",
+        description="Install ADAPTER (pydantic or langchain) of this clone's release, with the terminal UI "
+        "(its cli extra), into PROJECT (default: the current directory). Run it from a clone of the repository.",
+    )
+    install.add_argument(
+        "adapter", metavar="ADAPTER", choices=["pydantic", "langchain", "pydantic-acp", "langchain-acp"]
+    )
+    install.add_argument("project", metavar="PROJECT", nargs="?", default=".")
+    install.add_argument(
+        "--pip", action="store_true", help="install into PROJECT/.venv with pip (made if missing) instead of uv add"
+    )
+
     render = _subparser(
         sub,
         "render",
@@ -296,6 +320,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bridge_main(args.url, args.token_file)
     if command in ("chat", "sessions"):
         return _terminal_command(command, args)
+    if command == "install":
+        from .install_into import install_main
+
+        return install_main(args)
     return _render(args.file)
 
 
