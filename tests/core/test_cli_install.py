@@ -3,10 +3,12 @@ that name this release (never a bare name, which the package index resolves to A
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acpkit_core.cli import build_parser
@@ -40,18 +42,35 @@ def test_bare_acpkit_prints_the_help_and_exits_2() -> None:
     result = acpkit()
     assert result.returncode == 2
     assert result.stdout.startswith("usage: acpkit [-h] [--version] COMMAND ...")
-    for command in ("run", "chat", "sessions", "render"):
+    for command in SUBCOMMANDS:
         assert f"\n    {command} " in result.stdout
     assert "examples:\n  acpkit run my_agent:agent" in result.stdout
     assert result.stderr == ""
 
 
-@pytest.mark.parametrize("command", ["run", "chat", "sessions", "render"])
+SUBCOMMANDS = ["run", "chat", "sessions", "serve", "bridge", "render", "install"]
+
+
+def _subcommands() -> dict[str, Any]:
+    return build_parser()._subparsers._group_actions[0].choices  # pyright: ignore[reportOptionalMemberAccess, reportAttributeAccessIssue, reportUnknownVariableType, reportReturnType]
+
+
+@pytest.mark.parametrize("command", SUBCOMMANDS)
 def test_every_subcommand_has_a_description_and_an_example(command: str) -> None:
-    sub = build_parser()._subparsers._group_actions[0].choices[command]  # pyright: ignore[reportOptionalMemberAccess, reportAttributeAccessIssue, reportIndexIssue, reportOptionalSubscript]
+    sub = _subcommands()[command]
     assert sub.description and len(sub.description) > 40
     help_text = sub.format_help()
-    assert f"examples:\n  acpkit {command}" in help_text or "examples:\n  echo" in help_text
+    example = help_text.split("examples:\n", 1)[1].splitlines()[0]
+    assert f"acpkit {command}" in example or example.startswith("  echo")
+
+
+def test_the_cli_reference_lists_every_subcommand() -> None:
+    """docs/cli/reference.md's table names each subcommand `--help` lists, and says how many there are."""
+    assert sorted(_subcommands()) == sorted(SUBCOMMANDS)
+    text = (ROOT / "docs" / "cli" / "reference.md").read_text()
+    listed = re.findall(r"^\| `acpkit (\w+)", text, flags=re.MULTILINE)
+    assert sorted(listed) == sorted(SUBCOMMANDS)
+    assert "It has seven subcommands" in text and len(SUBCOMMANDS) == 7
 
 
 WHEEL: dict[str, object] = {"url": "file:///srv/wheels/acpkit_core-2.0.0-py3-none-any.whl", "archive_info": {}}
