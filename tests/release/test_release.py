@@ -305,6 +305,8 @@ def _serve_hint_works(acpkit: Path, target: list[str], cwd: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 def test_pip_path_pydantic_acp(dist: Path, projects: dict[str, Path]) -> None:

@@ -16,6 +16,9 @@ ACP middleware for `langchain.agents.create_agent` (real `AgentMiddleware` subcl
 - `AcpMcpMiddleware`: the tools of the session's MCP servers (the editor's `mcpServers`);
 - `AcpThinkingMiddleware`: the session's thinking level as a model setting (`reasoning_effort`).
 
+`ScriptedChatModel` is an offline chat model that plays a script (text, reasoning, tool calls,
+streamed), for examples and tests.
+
 Inside a turn run by `LangGraphRunner` they report to that turn; a hand-built server gives them
 a connection and a session id through [`bind_connection`][langchain_acp.bind_connection].
 Every public name is importable from `langchain_acp` itself; its modules are private.
@@ -53,6 +56,7 @@ from ._permission_middleware import AcpPermissionMiddleware
 from ._plan import todos_to_plan
 from ._render import render_prompt, to_human_message
 from ._runner import GraphFactory, LangGraphRunner, SessionContext
+from ._scripted_model import ScriptedChatModel, ScriptedReply, ScriptedToolCall
 from ._session import (
     SNAPSHOT_META_KEY,
     AcpSessionMiddleware,
@@ -86,6 +90,9 @@ __all__ = [
     "McpServerFailure",
     "McpServerLike",
     "McpTools",
+    "ScriptedChatModel",
+    "ScriptedReply",
+    "ScriptedToolCall",
     "SessionContext",
     "SessionIdExtractor",
     "SnapshotLabel",
