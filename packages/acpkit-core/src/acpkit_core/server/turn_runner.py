@@ -39,8 +39,9 @@ __all__ = ["CANCEL_GRACE_S", "PromptBlock", "TurnRunner"]
 
 logger = logging.getLogger("acpkit_core.server")
 
-_CAUSE_LIMIT = 200
-"""How much of a failed turn's exception message reaches the client."""
+_CAUSE_LIMIT = 1000
+"""How much of a failed turn's exception message (its first line) reaches the client: a provider's
+missing-key message, with its advice, is about 300 characters."""
 
 CANCEL_GRACE_S = 0.05
 """How long a cancelled runner may take to return on its own before its task is cancelled."""
