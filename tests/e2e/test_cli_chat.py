@@ -273,9 +273,12 @@ def test_session_loaded_interactively_shows_history(workdir: Path) -> None:
         encoding="utf-8",
         timeout=TIMEOUT,
     )
-    see(child, "you: remember the word kumquat")  # replayed by session/load
+    # the banner first, then the history session/load replays under it
+    see(child, "connected to scripted-agent 0.1.0")
     see(child, f"session {session_id}")
+    see(child, "you: remember the word kumquat")
     child.expect(PROMPT_READY)
+    assert "connected to" not in str(child.before)  # said once
     child.sendeof()
     child.expect(pexpect.EOF)
 
