@@ -190,3 +190,40 @@ def test_an_object_no_adapter_serves_lists_loaded_adapters(tmp_path: Path) -> No
     message = str(caught.value)
     assert "which acpkit cannot serve" in message
     assert "adapters installed: langchain (not loaded: odd_mod uses none of its framework), pydantic)" in message
+
+
+def test_the_1x_fix_for_each_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`acpkit` 1.x and 2.0 share `bin/acpkit`: the fix removes 1.x and leaves 2.0's command (replayed for
+    real, with the real 1.10.0, by tests/release)."""
+    from acpkit_core.cli import legacy
+
+    command = tmp_path / "bin" / "acpkit"
+    command.parent.mkdir()
+    command.write_text("from acpkit_core.cli import main\n")
+    monkeypatch.setattr(legacy, "_command_file", lambda: command)
+    wheels = Source("wheels", "/srv/wheels")
+    pip = Environment("pip", python="/p/bin/python")
+    # 2.0's command is in place: kept aside while pip deletes 1.x's files, whatever the source
+    assert legacy.restore_command(uninstall_legacy=True, environment=pip, source=Source("unknown")) == (
+        f"cp -p {command} {command}.acpkit-2 && /p/bin/python -m pip uninstall -y acpkit && "
+        f"mv {command}.acpkit-2 {command}"
+    )
+    # the command is gone, or is 1.x's: acpkit-core is reinstalled from where it came from
+    assert legacy.restore_command(uninstall_legacy=True, command_is_ours=False, environment=pip, source=wheels) == (
+        "/p/bin/python -m pip uninstall -y acpkit && "
+        "/p/bin/python -m pip install --force-reinstall --no-deps --find-links /srv/wheels acpkit-core==2.0.0"
+    )
+    project = Environment("uv-project", project=tmp_path)
+    assert legacy.restore_command(uninstall_legacy=True, environment=project) == (
+        f"uv remove --project {tmp_path} acpkit && uv sync --project {tmp_path} --reinstall-package acpkit-core"
+    )
+    # the command's file is checked: missing, or 1.x's
+    monkeypatch.setattr(legacy, "_legacy_version", lambda: None)
+    assert legacy.command_problem() is None
+    command.write_text("from acpkit.__main__ import main\n")
+    assert f"acpkit: this environment's `acpkit` command ({command}) runs ACP Kit 1.x" in (
+        legacy.command_problem() or ""
+    )
+    command.unlink()
+    assert "is missing (uninstalling ACP Kit 1.x's `acpkit` package deletes it)" in (legacy.command_problem() or "")
+    assert legacy.legacy_package_problem() is None

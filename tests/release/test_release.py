@@ -376,13 +376,14 @@ def test_uv_path_langchain_acp(dist: Path, projects: dict[str, Path]) -> None:
     assert result.returncode == 2
     adapter_hint = _hint(result.stderr, "Install the adapter with: ", ", then run the command again.")
     assert adapter_hint == f"uv add --find-links {dist} pydantic-acp==2.0.0"
+    # the serve extra's hint, then the server (before pydantic-acp, whose MCP client brings the same modules)
+    _serve_hint_works(acpkit, ["graph.py"], project)
     _shell(adapter_hint, cwd=project)
     (project / "uses_pydantic_ai.py").write_text(PYDANTIC_AGENT)
     asyncio.run(_serve_and_prompt([acpkit, "run", "uses_pydantic_ai.py"], project, name="release-check"))
-    # the terminal UI's hint, then the chat it installs; the serve extra's hint, then the server
+    # the terminal UI's hint, then the chat it installs
     _shell(cli_hint, cwd=project)
     _chat_works(acpkit, "graph.py", project)
-    _serve_hint_works(acpkit, ["graph.py"], project)
 
 
 # --- every install command of the docs, run in an empty project -------------------------------------
@@ -442,6 +443,8 @@ def test_every_documented_install_command_is_pinned_and_run_by_this_check() -> N
     assert len(commands) >= 10, commands
     for command, where in commands.items():
         for match in OURS.finditer(command):
+            if command[match.start() - 1] == "/":  # a directory (`#subdirectory=packages/pydantic-acp`)
+                continue
             rest = command[match.end() :]
             pinned = rest.startswith(("==2.0.0", " @ git+")) or "/path/to/acpkit/" in command
             assert pinned or _install_words(shlex.split(command)) == "acpkit-install", f"{where}: {command} unpinned"
@@ -499,7 +502,7 @@ def _run_documented(command: str, dist: Path, clone: Path, base: Path) -> str | 
     words = shlex.split(command)
     kind = _install_words(words)
     text = command.replace("/path/to/acpkit", str(ROOT)).replace("/path/to/my-project", str(project))
-    text = text.replace(REPOSITORY, clone.as_uri())
+    text = text.replace(REPOSITORY, f"file://localhost{clone}")  # pip's URL parser wants a host
     env = _env()
     if kind == "build":
         result = subprocess.run(["sh", "-c", text], cwd=base, env=env, capture_output=True, text=True, timeout=600)

@@ -36,14 +36,18 @@ def _legacy_version() -> str | None:
 
 
 def restore_command(
-    *, uninstall_legacy: bool, environment: Environment | None = None, source: Source | None = None
+    *,
+    uninstall_legacy: bool,
+    command_is_ours: bool = True,
+    environment: Environment | None = None,
+    source: Source | None = None,
 ) -> str:
     """The command (runnable as printed) that removes 1.x's `acpkit` if asked and leaves 2.0's `acpkit` command.
 
     In a uv project: `uv remove acpkit`, then `uv sync --reinstall-package acpkit-core` (uv.lock knows
-    where 2.0 came from). Elsewhere, while the command is still 2.0's, it is kept aside during the
-    uninstall and put back (no need to know where 2.0 came from); once it is gone, `acpkit-core` is
-    reinstalled from its source.
+    where 2.0 came from). Elsewhere, while the command is still 2.0's (`command_is_ours`), it is kept
+    aside during the uninstall and put back (no need to know where 2.0 came from); once it is gone or
+    1.x's, `acpkit-core` is reinstalled from its source.
     """
     environment = environment or current_environment()
     command_file = _command_file()
@@ -58,7 +62,8 @@ def restore_command(
     else:
         uninstall = [environment.python, "-m", "pip", "uninstall", "-y", LEGACY]
         reinstall = [environment.python, "-m", "pip", "install", "--force-reinstall", "--no-deps"]
-    if uninstall_legacy and command_file is not None and command_file.exists() and os.name != "nt":
+    keep = command_is_ours and command_file is not None and command_file.exists()
+    if uninstall_legacy and keep and command_file is not None and os.name != "nt":
         kept = command_file.with_name(command_file.name + ".acpkit-2")
         steps = [["cp", "-p", str(command_file), str(kept)], uninstall, ["mv", str(kept), str(command_file)]]
         return " && ".join(shlex.join(step) for step in steps)
@@ -109,6 +114,5 @@ def command_problem() -> str | None:
     else:
         return None
     uninstall = _legacy_version() is not None
-    return f"acpkit: this environment's `acpkit` command ({path}) {state}. Restore it with: " + restore_command(
-        uninstall_legacy=uninstall
-    )
+    fix = restore_command(uninstall_legacy=uninstall, command_is_ours=False)
+    return f"acpkit: this environment's `acpkit` command ({path}) {state}. Restore it with: {fix}"
