@@ -130,7 +130,6 @@ def test_slash_command_completion(chat: pexpect.spawn) -> None:
     see(chat, "Repeat the text after the command")  # the completion menu, from available_commands_update
     chat.send(" hi there\r")
     see(chat, "echo: hi there")
-    see(chat, "stop: end_turn")
     chat.expect(PROMPT_READY)  # Ctrl-D typed before the line is ready would be lost
     chat.sendeof()
     chat.expect(pexpect.EOF)
@@ -322,3 +321,15 @@ def test_path_completion_after_at(chat: pexpect.spawn) -> None:
     chat.expect(PROMPT_READY)
     chat.sendeof()
     chat.expect(pexpect.EOF)
+
+
+@pytest.mark.parametrize(("command", "shown"), [("/mode", "Modes: agentic (current)"), ("/tools", "update_plan")])
+def test_built_in_commands_end_without_a_stop_line(workdir: Path, command: str, shown: str) -> None:
+    """`/mode` and `/tools` are answered by the agent itself (no model runs): no "stop: end_turn" after them."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "pydantic_agent.py"
+    result = _chat(str(example), "-p", command, cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert shown in result.stdout
+    assert "stop:" not in result.stdout
+    turn = _chat(str(example), "-p", "hello", "--no", cwd=workdir)  # a model turn still ends with its stop line
+    assert "stop: " in turn.stdout

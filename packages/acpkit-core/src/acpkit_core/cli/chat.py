@@ -194,7 +194,8 @@ class Chat:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
             self.turn = None
-        self.view.turn_end(response)
+        command = len(blocks) == 1 and getattr(blocks[0], "type", None) == "text"
+        self.view.turn_end(response, command=command and str(getattr(blocks[0], "text", "")).startswith("/"))
         if self.log.errors > errors_before and not self.args.verbose:
             self.view.note(f"the agent logged an error during the turn{self._see_log()}", style="yellow")
         return EXIT_CODES.get(response.stop_reason, EXIT_ERROR)
