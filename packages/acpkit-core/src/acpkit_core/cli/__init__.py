@@ -190,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         help="largest prompt accepted, e.g. 32MiB (default: $ACPKIT_MAX_PROMPT_BYTES, else 16MiB)",
     )
+    run.add_argument(
+        "--default-store",
+        metavar="PATH|URL|memory",
+        help="the store when --store is not given, for an agent acpkit builds (a ready ACP agent keeps its own, "
+        "silently: what a program that starts any target passes)",
+    )
 
     chat = _subparser(
         sub,

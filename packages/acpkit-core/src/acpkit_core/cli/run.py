@@ -135,14 +135,17 @@ def run_main(args: argparse.Namespace) -> int:
         print(f"acpkit run: {exc}", file=sys.stderr)
         return EXIT_TARGET
     try:
-        agent = build_agent(resolved, name=args.name, store=args.store, limits=limits)
+        store = args.store or getattr(args, "default_store", None)
+        agent = build_agent(resolved, name=args.name, store=store, limits=limits)
     except Exception as exc:  # building the agent failed: the developer's configuration is wrong
         log.debug("building the agent failed", exc_info=exc)
         print(f"acpkit run: cannot serve {resolved.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_TARGET
     print(f"acpkit run: serving {resolved.name} ({resolved.description})", file=sys.stderr)
-    if resolved.adapter is None and (args.store or args.name):
-        note = "--store and --name do not apply to a ready ACP agent; it is served as built"
+    given = [flag for flag, value in (("--store", args.store), ("--name", args.name)) if value]
+    if resolved.adapter is None and given:
+        verb = "does" if len(given) == 1 else "do"
+        note = f"{' and '.join(given)} {verb} not apply to a ready ACP agent; it is served as built"
         print(f"acpkit run: {note}", file=sys.stderr)
     if limits and not hasattr(getattr(agent, "options", None), "max_message_bytes"):
         note = "--max-message-bytes and --max-prompt-bytes apply to ACP Kit agents only; this one is served as built"
