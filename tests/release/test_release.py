@@ -288,13 +288,22 @@ def _chat_works(acpkit: Path, target: str, cwd: Path) -> None:
     assert "hello from the wheel" in result.stdout and "stop: end_turn" in result.stdout, result.stdout
 
 
+SERVE_MODULES = ("starlette", "uvicorn", "websockets", "httpx", "h2")
+
+
 def _serve_hint_works(acpkit: Path, target: list[str], cwd: Path) -> None:
-    """`acpkit serve` without its extra prints the command that installs it; once run, `acpkit serve` serves."""
-    result = subprocess.run(
-        [str(acpkit), "serve", *target], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 2
-    _shell(_hint(result.stderr, "It is the `serve` extra of acpkit-core; install it with: "), cwd)
+    """`acpkit serve` without its extra prints the command that installs it; once run, `acpkit serve` serves.
+
+    (An adapter's own dependencies may bring every module of the extra: the MCP client brings most.)"""
+    python = acpkit.with_name("python")
+    probe = "import importlib.util as u, sys; sys.exit(0 if all(u.find_spec(m) for m in sys.argv[1:]) else 3)"
+    missing = subprocess.run([str(python), "-c", probe, *SERVE_MODULES], cwd=cwd, env=_env(), check=False)
+    if missing.returncode == 3:
+        result = subprocess.run(
+            [str(acpkit), "serve", *target], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 2, result.stderr
+        _shell(_hint(result.stderr, "It is the `serve` extra of acpkit-core; install it with: "), cwd)
     process = subprocess.Popen(
         [str(acpkit), "serve", *target, "--port", "0"], cwd=cwd, env=_env(), stderr=subprocess.PIPE, text=True
     )
