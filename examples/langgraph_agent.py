@@ -1,8 +1,9 @@
 """A LangGraph agent served over ACP: `acpkit run examples/langgraph_agent.py` (serves `acp_agent`).
 
 Offline by default: a scripted chat model streams its thinking and text, writes a plan with
-`write_todos`, reads a file through the editor, and asks permission before writing one. The
-tools of the MCP servers the editor passes are offered to the model too. The editor's model
+`write_todos`, reads a file through the editor, and asks permission before writing one (the
+question shows the write as a diff). The tools of the MCP servers the editor passes are offered to
+the model too. The editor's model
 picker (the `model` config option) offers a second scripted model, `offline-summariser`, that only
 reads the file and answers in one line. Set `ACPKIT_MODEL` (for example `openai:gpt-4o`, with
 `OPENAI_API_KEY`) to offer a real model first.
@@ -20,6 +21,7 @@ from typing import Any
 from acpkit_core.config import STANDARD_MODES, ModelOption
 from acpkit_core.errors import HostError
 from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.presentation import TOOL_PRESETS
 from acpkit_core.server import run_stdio
 from langchain.agents import create_agent
 from langchain.agents.middleware import TodoListMiddleware
@@ -207,6 +209,7 @@ acp_agent = create_acp_agent(
     title="LangGraph example",
     modes=STANDARD_MODES,
     models=_models(),
+    tool_presentation=TOOL_PRESETS,  # read_file's text as code, write_file's change as a diff (before it runs)
 )
 """What both `acpkit run examples/langgraph_agent.py` and `python examples/langgraph_agent.py` serve."""
 
