@@ -1,14 +1,14 @@
 """A LangGraph agent served over ACP: `acpkit run examples/langgraph_agent.py` (serves `acp_agent`).
 
 Offline by default: a scripted chat model streams its thinking and text, writes a plan with
-`write_todos`, reads a file through the editor, and asks permission before writing one; when a
-call is refused or fails it says so. The file tools are offered only when the editor serves them
-(`EditorFileTools`), and the mode's (`AcpModeMiddleware`). The tools of the MCP servers the editor
-passes are offered to the model too. The editor's model picker (the `model` config option;
-`acpx set model offline-summariser`, `/model offline-summariser`) offers `offline-planner` (the
-default) and `offline-summariser`, which only reads the file and answers in one line: the ids of
-the pydantic example's scripted models too. Set `ACPKIT_MODEL` (for example `openai:gpt-4o`, with
-`OPENAI_API_KEY`) to offer a real model first.
+`write_todos`, reads a file through the editor, and asks permission before writing one (the question
+shows the write as a diff); when a call is refused or fails it says so. The file tools are offered
+only when the editor serves them (`EditorFileTools`), and the mode's (`AcpModeMiddleware`). The
+tools of the MCP servers the editor passes are offered to the model too. The editor's model picker
+(the `model` config option; `acpx set model offline-summariser`, `/model offline-summariser`) offers
+`offline-planner` (the default) and `offline-summariser`, which only reads the file and answers in
+one line: the ids of the pydantic example's scripted models too. Set `ACPKIT_MODEL` (for example
+`openai:gpt-4o`, with `OPENAI_API_KEY`) to offer a real model first.
 
 `python examples/langgraph_agent.py` serves the same agent without the CLI: same name, modes and models.
 """
@@ -23,6 +23,7 @@ from typing import Any
 from acpkit_core.config import STANDARD_MODES, ModelOption
 from acpkit_core.errors import HostError
 from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.presentation import TOOL_PRESETS
 from acpkit_core.server import run_stdio
 from acpkit_core.thinking import show_thinking_option
 from langchain.agents import create_agent
@@ -255,6 +256,7 @@ acp_agent = create_acp_agent(
     modes=STANDARD_MODES,
     models=_models(),
     config_options=[show_thinking_option()],  # an on/off switch, for editors that show boolean options
+    tool_presentation=TOOL_PRESETS,  # read_file's text as code, write_file's change as a diff (before it runs)
 )
 """What both `acpkit run examples/langgraph_agent.py` and `python examples/langgraph_agent.py` serve."""
 

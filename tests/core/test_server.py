@@ -579,3 +579,23 @@ async def test_client_mcp_servers_reach_the_session_typed() -> None:
         sid = await c.new_session(mcp_servers=servers)
         r = await c.prompt("which?", session_id=sid)
     assert r.text == repr(servers)
+
+
+async def test_a_failed_turn_s_cause_keeps_a_provider_s_whole_advice() -> None:
+    """pydantic-ai's missing-key message (one line, about 300 characters) reaches the client whole, advice
+    included; past 1000 characters a first line is cut."""
+    advice = (
+        "Set the `OPENAI_API_KEY` environment variable or pass it via `OpenAIProvider(api_key=...)` to use the "
+        "OpenAI provider. To try Pydantic AI without an API key, use the built-in test model: `Agent('test')`. "
+        "See https://pydantic.dev/docs/ai/guides/testing/"
+    )
+    async with AcpTestClient.connect(scripted()) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        with pytest.raises(RequestError) as failed:
+            await c.prompt(f"fail {advice}", session_id=sid)
+        with pytest.raises(RequestError) as huge:
+            await c.prompt(f"fail {'x' * 5000}", session_id=sid)
+    assert str(failed.value) == f"The agent failed: RuntimeError: {advice}"
+    cause = huge.value.data["cause"]  # pyright: ignore[reportOptionalSubscript, reportIndexIssue]
+    assert len(cause) == len("RuntimeError: ") + 1000 and cause.endswith("…")

@@ -2,14 +2,13 @@
 
 Examples name real models (`Agent("openai:gpt-5")`, `create_agent("openai:gpt-5")`) because that is what a
 reader writes. Under the tests, `install()` makes every model name resolve to an offline model instead:
-pydantic-ai's `TestModel` for `pydantic_ai` names, and the scripted LangChain chat model of the LangChain
-tests (it answers "done") for `init_chat_model` / `create_agent` names. No key, no network, and the
+pydantic-ai's `TestModel` for `pydantic_ai` names, and langchain-acp's `ScriptedChatModel` (it answers
+"done") for `init_chat_model` / `create_agent` names. No key, no network, and the
 example's own code runs unchanged. The name `test` (pydantic-ai's own offline model) is left alone.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,9 @@ def _offline_pydantic_model(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _offline_chat_model(*_: Any, **__: Any) -> Any:
-    if str(TESTS / "langchain") not in sys.path:
-        sys.path.insert(0, str(TESTS / "langchain"))
-    from fake_model import FakeChatModel  # pyright: ignore[reportMissingImports]
+    from langchain_acp import ScriptedChatModel
 
-    return FakeChatModel()
+    return ScriptedChatModel()
 
 
 def install(

@@ -31,8 +31,8 @@ def acpkit(*args: str, cwd: Path | None = None, stdin: str = "") -> subprocess.C
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("import pydantic_ai.no_such_module_here\n", "/packages/pydantic-acp  (or, with pip: pip install -e "),
-        ("import langgraph.no_such_module_here\n", "/packages/langchain-acp  (or, with pip: pip install -e "),
+        ("import pydantic_ai.no_such_module_here\n", "/packages/pydantic-acp, then run the command again."),
+        ("import langgraph.no_such_module_here\n", "/packages/langchain-acp, then run the command again."),
         ("import no_such_dependency_xyz\n", "no module named 'no_such_dependency_xyz'"),
         ("def broken(:\n", "SyntaxError"),
         ("raise RuntimeError('boom at import')\n", "RuntimeError: boom at import"),
@@ -146,3 +146,50 @@ def test_run_in_a_terminal_says_how_to_talk_to_the_agent_and_exits() -> None:
     assert last.startswith("acpkit run: ") and "is an ACP agent: it talks JSON-RPC over stdin/stdout" in last
     assert last.endswith(f"To chat with it here: acpkit chat {SDK_AGENT} (or add it to your editor's agent servers).")
     assert "Traceback" not in shown
+
+
+INIT_AND_NEW = (
+    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}\n'
+    '{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("flags", "note"),
+    [
+        ([], None),
+        (["--default-store", "memory"], None),  # what acpkit_run_command passes: a default, not a request
+        (["--store", "memory"], "acpkit run: --store does not apply to a ready ACP agent; it is served as built"),
+        (["--name", "x"], "acpkit run: --name does not apply to a ready ACP agent; it is served as built"),
+        (
+            ["--store", "memory", "--name", "x"],
+            "acpkit run: --store and --name do not apply to a ready ACP agent; it is served as built",
+        ),
+    ],
+)
+def test_a_ready_agent_names_only_the_options_given(tmp_path: Path, flags: list[str], note: str | None) -> None:
+    result = acpkit("run", str(SDK_AGENT), *flags, cwd=tmp_path, stdin=INIT_AND_NEW)
+    assert result.returncode == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if "not apply" in line]
+    assert notes == ([note] if note else [])
+
+
+async def test_the_delegate_command_passes_its_store_as_a_default(tmp_path: Path) -> None:
+    """`AcpModel.from_target` / `AcpChatModel.from_target` start `acpkit_run_command(target)`: an agent acpkit
+    builds keeps its sessions in memory, a ready ACP agent is served as built, and neither prints a note."""
+    from acpkit_core.delegate import acpkit_run_command
+
+    command = acpkit_run_command(str(SDK_AGENT))
+    assert command[-2:] == ["--default-store", "memory"]
+    ready = subprocess.run(command, capture_output=True, text=True, input=INIT_AND_NEW, cwd=tmp_path, timeout=60)
+    assert ready.returncode == 0 and "not apply" not in ready.stderr, ready.stderr
+    (tmp_path / "my_agent.py").write_text('from pydantic_ai import Agent\n\nagent = Agent("test")\n')
+    state = tmp_path / "state"
+    for args, stored in ((acpkit_run_command("my_agent.py")[5:], False), ([], True)):
+        argv = ["-m", "acpkit_core.cli", "run", "my_agent.py", *args]
+        async with AcpTestClient.spawn(sys.executable, *argv, cwd=tmp_path, env={"ACPKIT_STATE_DIR": str(state)}) as c:
+            await c.initialize()
+            await c.new_session()
+            stderr = c.stderr
+        assert "not apply" not in stderr
+        assert (state / "sessions.sqlite3").exists() is stored

@@ -1,4 +1,4 @@
-"""The agent process's own stdin and stdout: a regular file for stdout, a terminal for stdin."""
+"""The agent process's own stdin and stdout: a regular file for stdout, a terminal, /dev/null, a closed stdin."""
 
 from __future__ import annotations
 
@@ -53,3 +53,54 @@ def test_run_acp_started_in_a_terminal_says_what_it_is_and_exits() -> None:
         "printing-agent is an ACP agent: it talks JSON-RPC over stdin/stdout to an editor, not to a terminal. "
         f"To chat with it here: acpkit chat --agent 'python {APP}' (or add it to your editor's agent servers)."
     )
+
+
+MY_AGENT = 'from pydantic_ai import Agent\n\nagent = Agent("test", name="my-agent")\n'
+INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+SHELL_STDIN = {
+    "dev-null": 'exec "$@" </dev/null',
+    "closed": 'exec "$@" <&-',
+    "empty-pipe": "printf '' | \"$@\"",
+    "file": 'exec "$@" <in.jsonl',
+    "pipe": 'cat in.jsonl | "$@"',
+}
+"""Every stdin a shell can give an agent but a terminal (tested below): `sh -c SCRIPT sh COMMAND...`."""
+
+
+def _commands(tmp_path: Path) -> dict[str, list[str]]:
+    (tmp_path / "my_agent.py").write_text(MY_AGENT)
+    (tmp_path / "in.jsonl").write_bytes(INITIALIZE)
+    sdk_agent = str(Path(__file__).parent / "agents" / "sdk_cli_agent.py")
+    return {
+        "acpkit-run": [sys.executable, "-m", "acpkit_core.cli", "run", "my_agent.py"],
+        "acpkit-run-sdk-agent": [sys.executable, "-m", "acpkit_core.cli", "run", sdk_agent],
+        "run_acp": [sys.executable, APP],
+    }
+
+
+@pytest.mark.parametrize("stdin", list(SHELL_STDIN))
+@pytest.mark.parametrize("command", ["acpkit-run", "acpkit-run-sdk-agent", "run_acp"])
+def test_any_stdin_a_shell_gives_ends_cleanly(tmp_path: Path, command: str, stdin: str) -> None:
+    """`acpkit run my_agent.py </dev/null` (and `<&-`, an empty pipe, a file, a pipe): served to its end,
+    exit 0, no traceback, no hang (the event loop refuses `/dev/null`; a closed stdin's descriptor is
+    taken by the next file opened)."""
+    argv = _commands(tmp_path)[command]
+    done = subprocess.run(
+        ["sh", "-c", SHELL_STDIN[stdin], "sh", *argv], cwd=tmp_path, capture_output=True, timeout=60, check=False
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "Traceback" not in err and "Error" not in err, err
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    if stdin in ("file", "pipe"):
+        (answer,) = answers
+        assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+    else:
+        assert answers == []
+
+
+def test_acpkit_run_in_a_terminal_ends_at_once(tmp_path: Path) -> None:
+    (tmp_path / "my_agent.py").write_text(MY_AGENT)
+    code, shown = run_in_terminal(sys.executable, "-m", "acpkit_core.cli", "run", "--cwd", str(tmp_path), "my_agent.py")
+    assert code == 0 and "Traceback" not in shown
+    assert shown.strip().splitlines()[-1].startswith("acpkit run: my_agent.py:agent is an ACP agent")

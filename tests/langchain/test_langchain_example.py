@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from acp.schema import FileEditToolCallContent
 from acpkit_core.testing import AcpTestClient
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.e2e]
@@ -32,6 +33,20 @@ async def test_example_plans_reads_asks_and_writes(answer: str) -> None:
     (request,) = r.permission_requests
     write = r.tool_calls[request.tool_call.tool_call_id]
     assert write.kind == "edit"
+    # the question shows the write as a diff, as the pydantic example's does
+    shown = [
+        x
+        for u in r.updates
+        if getattr(u, "tool_call_id", None) == request.tool_call.tool_call_id
+        for x in getattr(u, "content", None) or []
+        if isinstance(x, FileEditToolCallContent)
+    ]
+    diff = shown[0]
+    assert (diff.path, diff.old_text, diff.new_text) == (
+        str(c.root / "acpkit-notes.md"),
+        None,
+        "Notes: the README was read by the example agent.\n",
+    )
     if answer == "allow_once":
         assert write.status == "completed"
         assert written is not None and written.startswith("Notes:")

@@ -119,3 +119,5 @@ async def test_bridge_chat_by_url_and_sigterm_on_one_server(tmp_path: Path, toke
             assert result.stop_reason == "end_turn" and result.text == "begundone"
         assert await asyncio.wait_for(server.process.wait(), 30) == 0
         assert b"acpkit serve: stopped" in server.stderr
+        # a client refused with 401 is an answer, not a server error (uvicorn logged one per refusal)
+        assert b"ERROR" not in server.stderr and b"handshake" not in server.stderr, server.stderr.decode()

@@ -17,6 +17,9 @@ ACP middleware for `langchain.agents.create_agent` (real `AgentMiddleware` subcl
 - `AcpThinkingMiddleware`: the session's thinking level as a model setting (`reasoning_effort`);
 - `AcpModelMiddleware`: the turn's model (the session's or the prompt's choice) on every model call.
 
+`ScriptedChatModel` is an offline chat model that plays a script (text, reasoning, tool calls,
+streamed), for examples and tests.
+
 Inside a turn run by `LangGraphRunner` they report to that turn; a hand-built server gives them
 a connection and a session id through [`bind_connection`][langchain_acp.bind_connection].
 Every public name is importable from `langchain_acp` itself; its modules are private.
@@ -55,6 +58,7 @@ from ._permission_middleware import AcpPermissionMiddleware
 from ._plan import todos_to_plan
 from ._render import render_prompt, to_human_message
 from ._runner import GraphFactory, LangGraphRunner, SessionContext
+from ._scripted_model import ScriptedChatModel, ScriptedReply, ScriptedToolCall
 from ._session import (
     SNAPSHOT_META_KEY,
     AcpSessionMiddleware,
@@ -99,6 +103,9 @@ __all__ = [
     "McpServerFailure",
     "McpServerLike",
     "McpTools",
+    "ScriptedChatModel",
+    "ScriptedReply",
+    "ScriptedToolCall",
     "SessionContext",
     "SessionIdExtractor",
     "SnapshotLabel",

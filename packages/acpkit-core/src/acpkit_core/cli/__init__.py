@@ -1,5 +1,5 @@
 """The `acpkit` command: `run` an agent for an editor, `serve` it remotely, `chat` in a terminal, list
-`sessions`, `bridge` an editor to a remote agent, `render` a prompt.
+`sessions`, `bridge` an editor to a remote agent, `render` a prompt, `install` an adapter from a clone.
 
 Imports are lazy on purpose: `acpkit run` is what an editor starts, and it must answer `initialize`
 without loading the terminal libraries (`rich`, `prompt_toolkit`) or any adapter it does not use.
@@ -8,7 +8,6 @@ without loading the terminal libraries (`rich`, `prompt_toolkit`) or any adapter
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -104,6 +103,7 @@ _EXAMPLES = {
   acpkit render prompt.json                  see how a prompt reaches each framework
   acpkit serve my_agent:agent                serve it over WebSocket / Streamable HTTP on /acp
   acpkit bridge ws://host:8000/acp           let a stdio-only editor use a remote agent
+  acpkit install pydantic ../my-project      (from a clone) install an adapter and the chat into a project
 
 Run `acpkit COMMAND --help` for a command's options. Without a command, acpkit prints this help
 and exits with status 2.""",
@@ -150,6 +150,14 @@ is made per connection); an agent written on the raw SDK cannot be served remote
 
 What an editor starts when the agent is remote: stdio on one side, the remote transport on the
 other. Needs the serve extra: acpkit-core[serve].""",
+    "install": """examples:
+  uv run acpkit install pydantic /path/to/my-project          in the clone: a uv project (made if empty)
+  uv run acpkit install langchain /path/to/my-project --pip   the project's .venv, with pip
+  uvx --from /path/to/acpkit/packages/acpkit-core acpkit install pydantic .
+
+Builds the wheels of this clone into PROJECT/wheels and installs ADAPTER[cli] from them (with uv, or
+pip with --pip); a uv project's pyproject.toml gets [tool.uv] find-links = ["wheels"], so later
+`uv lock` and `uv sync` find them. Needs uv.""",
     "render": """examples:
   acpkit render prompt.json
   echo '[{"type": "text", "text": "hi"}]' | acpkit render -""",
@@ -305,6 +313,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target_options(run)
     _add_message_limits(run)
     _add_telemetry_options(run)
+    run.add_argument(
+        "--default-store",
+        metavar="PATH|URL|memory",
+        help="the store when --store is not given, for an agent acpkit builds (a ready ACP agent keeps its own, "
+        "silently: what a program that starts any target passes)",
+    )
 
     chat = _subparser(
         sub,
@@ -392,6 +406,21 @@ def build_parser() -> argparse.ArgumentParser:
     bridge.add_argument("url", metavar="URL")
     bridge.add_argument("--token-file", metavar="FILE", help="file holding the bearer token")
 
+    install = _subparser(
+        sub,
+        "install",
+        help="install an adapter and the terminal UI into a project, from this clone",
+        description="Install ADAPTER (pydantic or langchain) of this clone's release, with the terminal UI "
+        "(its cli extra), into PROJECT (default: the current directory). Run it from a clone of the repository.",
+    )
+    install.add_argument(
+        "adapter", metavar="ADAPTER", choices=["pydantic", "langchain", "pydantic-acp", "langchain-acp"]
+    )
+    install.add_argument("project", metavar="PROJECT", nargs="?", default=".")
+    install.add_argument(
+        "--pip", action="store_true", help="install into PROJECT/.venv with pip (made if missing) instead of uv add"
+    )
+
     render = _subparser(
         sub,
         "render",
@@ -407,6 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `acpkit` console script; returns the process exit code."""
+    _say_what_is_wrong_with_the_environment()
     parser = build_parser()
     args = parser.parse_args(argv)
     command: str | None = args.command
@@ -427,7 +457,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bridge_main(args.url, args.token_file)
     if command in ("chat", "sessions"):
         return _terminal_command(command, args)
+    if command == "install":
+        from .install_into import install_main
+
+        return install_main(args)
     return _render(args.file)
+
+
+def _say_what_is_wrong_with_the_environment() -> None:
+    """ACP Kit 1.x's `acpkit` package still installed, or (under `python -m`) the `acpkit` command gone."""
+    from .legacy import command_problem, legacy_package_problem
+
+    problem = command_problem() if sys.argv[0].endswith("__main__.py") else None
+    problem = problem or legacy_package_problem()
+    if problem:
+        print(problem, file=sys.stderr)
 
 
 TERMINAL_MODULES = frozenset({"rich", "prompt_toolkit", "pygments"})
@@ -440,13 +484,12 @@ def _terminal_command(command: str, args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in TERMINAL_MODULES:
             raise
-        from .install import extra_requirements, install_command
+        from .install import install_command
 
-        packages = " ".join(shlex.quote(r) for r in extra_requirements("cli"))
         print(
             f"acpkit {command}: the terminal UI is not installed (no module named {exc.name!r}). "
-            f"It is the `cli` extra of acpkit-core; install it with: {install_command('acpkit-core', extra='cli')}. "
-            f"Or install its packages directly: pip install {packages}",
+            "It is the `cli` extra (of acpkit-core, pydantic-acp and langchain-acp); install it with: "
+            f"{install_command('acpkit-core', extra='cli')}",
             file=sys.stderr,
         )
         return EXIT_USAGE

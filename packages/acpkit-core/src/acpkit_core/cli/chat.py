@@ -103,6 +103,8 @@ class Chat:
         """The agent's `agentInfo.name`, once initialized."""
         self.rewinds = False
         """The agent serves the rewind extension (`agentCapabilities._meta["acpkit.rewind"]`)."""
+        self._announced = False
+        """The interactive banner was shown (before a loaded session's history)."""
 
     def _echo_log(self, line: str) -> None:
         """`--verbose`: the agent's stderr and the client's log, dimmed, on stderr."""
@@ -200,7 +202,8 @@ class Chat:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
             self.turn = None
-        self.view.turn_end(response)
+        command = len(blocks) == 1 and getattr(blocks[0], "type", None) == "text"
+        self.view.turn_end(response, command=command and str(getattr(blocks[0], "text", "")).startswith("/"))
         if self.log.errors > errors_before and not self.args.verbose:
             self.view.note(f"the agent logged an error during the turn{self._see_log()}", style="yellow")
         return EXIT_CODES.get(response.stop_reason, EXIT_ERROR)
@@ -233,6 +236,8 @@ class Chat:
             can_resume = bool(caps and caps.session_capabilities and caps.session_capabilities.resume is not None)
             can_load = bool(caps and caps.load_session)
             if can_load and (self.interactive or not can_resume):
+                if self.interactive:  # the banner first: the replayed history shows under it
+                    self._connected(init, session_id)
                 await self.conn.load_session(cwd=str(self.cwd), session_id=session_id, mcp_servers=[])
                 self.view.end_line()
             elif can_resume:
@@ -345,11 +350,17 @@ class Chat:
         self.rewinds = isinstance(meta, dict) and REWIND_META_KEY in meta
         return init
 
-    async def loop(self, session_id: str, init: InitializeResponse) -> int:
-        """The interactive loop: read a line, send it, show the turn; Ctrl-D or /quit ends it."""
+    def _connected(self, init: InitializeResponse, session_id: str) -> None:
+        """The banner of the interactive chat (once)."""
         info = init.agent_info
         name = f"{info.title or info.name} {info.version}" if info else "agent"
         self.view.note(f"connected to {name} · session {session_id} · /help for commands and keys, Ctrl-D to quit")
+        self._announced = True
+
+    async def loop(self, session_id: str, init: InitializeResponse) -> int:
+        """The interactive loop: read a line, send it, show the turn; Ctrl-D or /quit ends it."""
+        if not self._announced:
+            self._connected(init, session_id)
         self.reader = self.reader or self._line_reader()
         caps = init.agent_capabilities.prompt_capabilities if init.agent_capabilities else None
         interrupted = False

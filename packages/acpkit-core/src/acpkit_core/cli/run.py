@@ -37,6 +37,9 @@ log = logging.getLogger("acpkit.cli")
 EXIT_TARGET = 2
 """Exit code when the target cannot be imported or served."""
 
+SDK_READ_LIMIT = 50 << 20
+"""The stdin reader's line limit for an agent built on the SDK alone (the SDK's own default)."""
+
 
 def configure_cli_logging(args: argparse.Namespace, text_format: str) -> None:
     """stderr logging as `--log-level`, `--log-format` and `--access-log` say (secrets masked)."""
@@ -193,7 +196,10 @@ async def _serve(agent: Any) -> None:
         return
     import acp
 
-    await acp.run_agent(agent, use_unstable_protocol=True)
+    # our streams, not the SDK's: they read `</dev/null`, a closed stdin and regular files to their end too
+    process_io = importlib.import_module("acpkit_core.server.process_io")
+    reader, writer = await process_io.stdio_streams(limit=SDK_READ_LIMIT, stdout_fd=process_io.protect_stdout())
+    await acp.run_agent(agent, writer, reader, use_unstable_protocol=True)
 
 
 def run_main(args: argparse.Namespace) -> int:
@@ -225,7 +231,8 @@ def run_main(args: argparse.Namespace) -> int:
         return EXIT_TARGET
     try:
         telemetry = telemetry_from_flags(args)
-        agent = build_agent(resolved, name=args.name, store=args.store, limits=limits, telemetry=telemetry)
+        store = args.store or getattr(args, "default_store", None)
+        agent = build_agent(resolved, name=args.name, store=store, limits=limits, telemetry=telemetry)
         serving = agent_telemetry(agent)
         if serving is not None:
             serving.observer()  # the otel extra and the OTEL_* exporters, checked before serving

@@ -361,9 +361,15 @@ class ChatView:
         for i, option in enumerate(options, 1):
             self.console.print(_text(f"  {i}) {option.name} ({option.kind})"))
 
-    def turn_end(self, response: PromptResponse) -> None:
-        """Close the turn with its stop reason and token usage."""
+    def turn_end(self, response: PromptResponse, *, command: bool = False) -> None:
+        """Close the turn with its stop reason and token usage.
+
+        A slash `command` the agent answered itself (`/mode`, `/tools`: it ended `end_turn` and no
+        model ran, so no usage) gets no stop line: it was not a turn of the conversation.
+        """
         self.idle()
+        if command and response.stop_reason == "end_turn" and response.usage is None:
+            return
         parts = [f"stop: {printable(response.stop_reason)}"]
         usage = response.usage
         if usage is not None:

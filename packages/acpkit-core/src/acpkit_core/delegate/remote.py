@@ -80,9 +80,10 @@ class RemoteAgentError(AcpKitError):
 def acpkit_run_command(target: str, *, store: str = "memory", args: Sequence[str] = ()) -> list[str]:
     """The command line that serves `target` (anything `acpkit run` accepts) with this Python interpreter.
 
-    `store` defaults to `memory`: a delegate's sessions live as long as its process.
+    `store` defaults to `memory`: a delegate's sessions live as long as its process. It is passed as
+    `--default-store`, so a target that is a ready ACP agent keeps its own store without a note.
     """
-    return [sys.executable, "-m", "acpkit_core.cli", "run", target, "--store", store, *args]
+    return [sys.executable, "-m", "acpkit_core.cli", "run", target, "--default-store", store, *args]
 
 
 class _DelegateClient:

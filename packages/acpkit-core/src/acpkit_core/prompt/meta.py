@@ -11,7 +11,7 @@ ACP lets a request carry extras in `_meta`. ACP Kit reads two, under `_meta.acpk
 - `model`: answer this prompt with that model (one of the agent's `models`), without changing the
   session's model;
 - `output`: answer with one JSON object that validates against `schema` (how an ACP agent serves
-  as a model asked for structured output: see [ACP agents as models](../core/delegate.md)).
+  as a model asked for structured output: see [ACP agents as models](../../core/delegate.md)).
   pydantic-acp runs its agent with that output type; langchain-acp adds
   [`OutputSchema.instructions`][acpkit_core.prompt.meta.OutputSchema.instructions] to the prompt
   when its text does not already carry them.

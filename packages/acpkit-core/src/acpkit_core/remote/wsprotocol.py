@@ -310,6 +310,10 @@ def _corked_protocol() -> type[asyncio.Protocol]:
                 self.transport.write(text_frame(text.encode()))
                 return
             await super().send(message)
+            if message["type"] == "websocket.http.response.body" and self.close_sent:
+                # The handshake ended with the refusal (401, 403, 503) just sent: uvicorn would
+                # otherwise log "ASGI callable returned without completing handshake." per refusal.
+                self.handshake_complete = True
 
         def connection_lost(self, exc: Exception | None) -> None:
             transport: Any = self.transport

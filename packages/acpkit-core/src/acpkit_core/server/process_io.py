@@ -11,7 +11,10 @@ One rule for every way of serving over stdio (`acpkit run`, `run_stdio`, each ad
   JSON-RPC a person will not type.
 - [`stdio_streams`][acpkit_core.server.process_io.stdio_streams]: stdin and stdout as asyncio
   streams, pipes and sockets as usual and regular files too (`> transcript.jsonl`), where the
-  event loop's pipe transports refuse them.
+  event loop's pipe transports refuse them. Whatever else a shell can give as stdin ends the
+  session cleanly, as a client closing the pipe does: `</dev/null` (a device the event loop cannot
+  watch: read as a file, at its end at once) and a closed stdin (`<&-`: read as an empty stream,
+  never as whatever file later took descriptor 0).
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ import stat
 import sys
 from typing import Any, TextIO
 
-__all__ = ["ProtocolStdout", "protect_stdout", "stdin_is_terminal", "stdio_streams", "terminal_notice"]
+__all__ = [
+    "ProtocolStdout",
+    "protect_stdout",
+    "stdin_is_closed",
+    "stdin_is_terminal",
+    "stdio_streams",
+    "terminal_notice",
+]
 
 _CHUNK = 1 << 16
 
@@ -181,11 +191,31 @@ class _FileReadTransport(asyncio.ReadTransport):
         self._resumed.set()
 
 
-def _is_regular_file(fd: int) -> bool:
+def _unwatchable(fd: int) -> bool:
+    """True for what the event loop cannot watch but plain reads and writes serve: a regular file, or a
+    device that is not a terminal (`/dev/null`), which epoll refuses with `EPERM`."""
     try:
-        return stat.S_ISREG(os.fstat(fd).st_mode)
+        mode = os.fstat(fd).st_mode
     except OSError:
         return False
+    if stat.S_ISREG(mode) or stat.S_ISBLK(mode):
+        return True
+    return stat.S_ISCHR(mode) and not os.isatty(fd)
+
+
+def stdin_is_closed(fd: int = 0) -> bool:
+    """True when the process was started without a stdin (`<&-`).
+
+    Python then sets `sys.stdin` to `None`, and descriptor 0 is free: the next file opened (or
+    `protect_stdout`'s duplicate of stdout) takes it, so it is never read as the client's stream.
+    """
+    if fd == 0 and sys.stdin is None:  # pyright: ignore[reportUnnecessaryComparison]
+        return True
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 async def stdio_streams(
@@ -194,7 +224,8 @@ async def stdio_streams(
     """Asyncio streams over stdin and the protocol's stdout (`stdout_fd`, by default `sys.stdout`'s).
 
     `limit` is the reader's buffer size (a line may be longer: see
-    [`LineReader`][acpkit_core.server.transport.LineReader]).
+    [`LineReader`][acpkit_core.server.transport.LineReader]). A closed stdin reads as an empty
+    stream; `/dev/null` and regular files are read to their end.
     """
     if os.name == "nt":  # the SDK's thread-fed streams
         from acp.stdio import stdio_streams as sdk_stdio_streams
@@ -202,7 +233,9 @@ async def stdio_streams(
         return await sdk_stdio_streams(limit=limit)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
-    if _is_regular_file(stdin_fd):
+    if stdin_is_closed(stdin_fd):
+        reader.feed_eof()  # no client at all: the session is over before it starts
+    elif _unwatchable(stdin_fd):
         reader.set_transport(_FileReadTransport(stdin_fd, reader))
     else:
         protocol = asyncio.StreamReaderProtocol(reader)
@@ -210,7 +243,7 @@ async def stdio_streams(
     out_fd = sys.stdout.fileno() if stdout_fd is None else stdout_fd
     write_protocol = asyncio.streams.FlowControlMixin()
     transport: asyncio.WriteTransport
-    if _is_regular_file(out_fd):
+    if _unwatchable(out_fd):
         transport = _FileWriteTransport(out_fd)
     else:
         pipe = os.fdopen(out_fd, "wb", buffering=0, closefd=False)

@@ -52,8 +52,9 @@ __all__ = ["CANCEL_GRACE_S", "USAGE_META_KEY", "PromptBlock", "TurnRunner", "pro
 
 logger = logging.getLogger("acpkit_core.server")
 
-_CAUSE_LIMIT = 200
-"""How much of a failed turn's exception message reaches the client."""
+_CAUSE_LIMIT = 1000
+"""How much of a failed turn's exception message (its first line) reaches the client: a provider's
+missing-key message, with its advice, is about 300 characters."""
 
 _SUMMARY_LIMIT = 200
 """How much of a prompt its mark keeps (what `/rewind`'s hint and pickers show)."""

@@ -3,7 +3,7 @@
 [`Telemetry`][acpkit_core.telemetry.Telemetry] (`AgentOptions.telemetry`, or `acpkit run/serve
 --otel`) turns it on; without it the server does no telemetry work. Traces and metrics need the
 `otel` extra (`pip install "acpkit-core[otel]"`); nothing here imports OpenTelemetry until they
-are on. See the [Observability](../observability.md) page.
+are on. See the [Observability](../../observability.md) page.
 """
 
 from __future__ import annotations
