@@ -6,6 +6,12 @@ SDK connection's transport for it: each frame is classified by the same code as 
 ([`classify`][acpkit_core.server.transport.classify]: malformed JSON, batches and oversized
 messages answered per JSON-RPC), and what the agent sends goes to the connection's `deliver`
 (a WebSocket text frame, or an event on the connection's SSE stream).
+
+Streamed updates are coalesced as on stdio: a notification sent within the write window
+(`AgentOptions.write_window_ms`) of the last one waits, and the window's notifications are
+delivered together at its end, in one event-loop pass, so the WebSocket's corked transport and the
+SSE stream each write them with one system call. A response or a request goes at once, after
+everything waiting; so does the first notification after a quiet window.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import acp
 import pydantic_core
 
 from ..server import AcpAgent
-from ..server.transport import PREFIX_BYTES, BigRequests, Oversized, classify
+from ..server.transport import PREFIX_BYTES, WRITE_WINDOW_MS, BigRequests, Oversized, classify
 from ..telemetry.observer import connection_probe
 
 __all__ = ["Deliver", "FrameTransport", "RemoteConnection"]
@@ -33,6 +39,9 @@ Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 
 INBOX_FRAMES: Final = 64
 """Frames read ahead of the agent; past this the reader waits (back-pressure on the client)."""
+
+HELD_MESSAGES: Final = 256
+"""Past this many notifications waiting for the write window's end, they are delivered at once."""
 
 
 def _size(message: dict[str, Any]) -> int:
@@ -46,12 +55,19 @@ def _size(message: dict[str, Any]) -> int:
 class FrameTransport:
     """The SDK connection's message transport for one remote connection."""
 
-    def __init__(self, deliver: Deliver, *, max_message_bytes: int) -> None:
+    def __init__(self, deliver: Deliver, *, max_message_bytes: int, window_ms: float = WRITE_WINDOW_MS) -> None:
         self._deliver = deliver
         self._limit = max_message_bytes
         self._inbox: asyncio.Queue[bytes | Oversized | None] = asyncio.Queue(INBOX_FRAMES)
         self._ended = False
         self._big = BigRequests()
+        self._window = max(window_ms, 0.0) / 1000.0
+        self._held: list[dict[str, Any]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        """Set while a window is open."""
+        self._order = asyncio.Lock()
+        """Held while messages are delivered outside the window, so none overtakes another."""
+        self._releases: set[asyncio.Task[None]] = set()
 
     async def feed(self, frame: bytes) -> None:
         """Queue one frame from the client (waits while the agent is `INBOX_FRAMES` behind)."""
@@ -92,19 +108,55 @@ class FrameTransport:
                 return inbound.message
 
     async def _send_any(self, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
-        if isinstance(payload, list):  # a refused batch: its answers, one frame each
-            for item in payload:
-                await self._deliver(item)
-        else:
-            await self._deliver(payload)
+        if self._timer is not None and (isinstance(payload, list) or "id" in payload):
+            self._timer.cancel()  # all delivered below: the next update goes at once again
+            self._timer = None
+        async with self._order:
+            await self._deliver_held()
+            if isinstance(payload, list):  # a refused batch: its answers, one frame each
+                for item in payload:
+                    await self._deliver(item)
+            else:
+                await self._deliver(payload)
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Send one message to the client."""
+        """Send one message to the client (a notification may wait for the write window's end)."""
         self._big.sent(message)
-        await self._deliver(message)
+        if "id" in message or not self._window:
+            await self._send_any(message)
+        elif self._timer is not None:  # inside an open window: wait for its end
+            self._held.append(message)
+            if len(self._held) >= HELD_MESSAGES:
+                await self._release()
+        else:  # the first after a quiet window: at once, and the next ones wait
+            self._timer = asyncio.get_running_loop().call_later(self._window, self._window_ended)
+            await self._send_any(message)
+
+    def _window_ended(self) -> None:
+        if not self._held:
+            self._timer = None
+            return
+        self._timer = asyncio.get_running_loop().call_later(self._window, self._window_ended)
+        task = asyncio.ensure_future(self._release())
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
+
+    async def _release(self) -> None:
+        async with self._order:
+            await self._deliver_held()
+
+    async def _deliver_held(self) -> None:
+        while self._held:  # all in one event-loop pass unless the client pushes back
+            held, self._held = self._held, []
+            for message in held:
+                await self._deliver(message)
 
     async def close(self) -> None:
-        """Nothing to release: the frames' owner closes the socket or stream."""
+        """Deliver what waits for the window (the frames' owner closes the socket or stream)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        await self._release()
 
 
 class RemoteConnection:
@@ -134,7 +186,9 @@ class RemoteConnection:
         self.closing: str | None = None
         """Why the server closed it (`None` while open, or when the client left)."""
         deliver_one = self._deliver if self.probe is None else self._deliver_counted
-        self.transport = FrameTransport(deliver_one, max_message_bytes=max_message_bytes)
+        self.transport = FrameTransport(
+            deliver_one, max_message_bytes=max_message_bytes, window_ms=agent.options.write_window_ms
+        )
         self.last_active = time.monotonic()
         """When a frame last came or went (the idle limit counts from here)."""
         self.sse: Any = None
