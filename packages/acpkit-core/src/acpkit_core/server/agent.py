@@ -39,6 +39,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from .._sdk_schema import warm_sdk_models
 from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
@@ -149,6 +150,7 @@ class AcpAgent:
             elicitation_form=bool(caps.elicitation and caps.elicitation.form is not None),
         )
         self.auth.client = client_info.name if client_info else None
+        warm_sdk_models()  # the SDK models a session uses, built in the background (once per process)
         rc = self.capabilities
         version = protocol_version if protocol_version in SUPPORTED_PROTOCOL_VERSIONS else PROTOCOL_VERSION
         return InitializeResponse(
