@@ -120,10 +120,23 @@ FRAMEWORK_OF = {"pydantic-acp": "pydantic-ai alone", "langchain-acp": "LangGraph
 
 @dataclass
 class Start:
-    """One configuration's seconds, a value per run."""
+    """One configuration's seconds, a value per run: wall time, and the agent process's CPU time by then."""
 
     initialize: list[float] = field(default_factory=list[float])
     first_prompt: list[float] = field(default_factory=list[float])
+    initialize_cpu: list[float] = field(default_factory=list[float])
+    first_prompt_cpu: list[float] = field(default_factory=list[float])
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of process `pid` so far (from `schedstat`, in nanoseconds)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total / 1e9
 
 
 def _line(method: str, request_id: int, params: dict[str, object]) -> bytes:
@@ -161,11 +174,13 @@ async def one_start(name: str, workdir: Path, env: dict[str, str], into: Start) 
             if not await stdout.readline():
                 raise RuntimeError(f"{name} exited before answering")
             into.first_prompt.append(time.perf_counter() - start)
+            into.first_prompt_cpu.append(cpu_seconds(process.pid))
             return
         stdin.write(_line("initialize", 0, {"protocolVersion": 1, "clientCapabilities": {}}))
         await stdin.drain()
         await answer(0)
         into.initialize.append(time.perf_counter() - start)
+        into.initialize_cpu.append(cpu_seconds(process.pid))
         stdin.write(_line("session/new", 1, {"cwd": str(workdir), "mcpServers": []}))
         await stdin.drain()
         sid = (await answer(1))["result"]["sessionId"]  # pyright: ignore[reportIndexIssue, reportUnknownVariableType]
@@ -174,6 +189,7 @@ async def one_start(name: str, workdir: Path, env: dict[str, str], into: Start) 
         await stdin.drain()
         result = await answer(2)
         into.first_prompt.append(time.perf_counter() - start)
+        into.first_prompt_cpu.append(cpu_seconds(process.pid))
         assert result["result"]["stopReason"] == "end_turn", result  # pyright: ignore[reportIndexIssue]
     finally:
         if not stdin.is_closing():
@@ -203,7 +219,7 @@ async def measure(
         root = Path(tmp)
         envs = environments(root, cache)
         results = {(mode, name): Start() for mode in envs for name in names}
-        for mode, env in envs.items():  # fills the cache and the store; not counted
+        for env in envs.values():  # fills the cache and the store; not counted
             for name in names:
                 await one_start(name, root, env, Start())
         for _ in range(runs):
@@ -217,17 +233,23 @@ def ms(values: list[float]) -> float:
 
 
 def report(results: dict[tuple[str, str], Start]) -> list[str]:
-    """The table as text lines."""
-    lines = [f"{'bytecode':<10}{'agent':<20}{'initialize ms':>15}{'x bare SDK':>11}{'first prompt ms':>17}{'x alone':>9}"]
+    """The table as text lines: wall ms (agent CPU ms) and the ratios of each."""
+    head = f"{'bytecode':<10}{'agent':<20}{'initialize':>16}{'x bare SDK':>14}{'first prompt':>16}{'x alone':>14}"
+    lines = [head, f"{'':<30}{'wall (CPU) ms':>16}{'wall (CPU)':>14}{'wall (CPU) ms':>16}{'wall (CPU)':>14}"]
     for (mode, name), start in results.items():
         bare = results.get((mode, "bare SDK agent"))
         alone = results.get((mode, FRAMEWORK_OF.get(name, "")))
-        init = ms(start.initialize)
-        x_bare = f"{init / ms(bare.initialize):.2f}x" if bare and start.initialize and name != "bare SDK agent" else ""
-        first = ms(start.first_prompt)
-        x_alone = f"{first / ms(alone.first_prompt):.2f}x" if alone else ""
-        init_cell = f"{init:.0f}" if start.initialize else "-"
-        lines.append(f"{mode:<10}{name:<20}{init_cell:>15}{x_bare:>11}{first:>17.0f}{x_alone:>9}")
+        init = f"{ms(start.initialize):.0f} ({ms(start.initialize_cpu):.0f})" if start.initialize else "-"
+        x_bare = ""
+        if bare is not None and start.initialize and name != "bare SDK agent":
+            wall = ms(start.initialize) / ms(bare.initialize)
+            x_bare = f"{wall:.2f} ({ms(start.initialize_cpu) / ms(bare.initialize_cpu):.2f})"
+        first = f"{ms(start.first_prompt):.0f} ({ms(start.first_prompt_cpu):.0f})"
+        x_alone = ""
+        if alone is not None:
+            wall = ms(start.first_prompt) / ms(alone.first_prompt)
+            x_alone = f"{wall:.2f} ({ms(start.first_prompt_cpu) / ms(alone.first_prompt_cpu):.2f})"
+        lines.append(f"{mode:<10}{name:<20}{init:>16}{x_bare:>14}{first:>16}{x_alone:>14}")
     return lines
 
 
