@@ -184,7 +184,7 @@ async def one_start(name: str, workdir: Path, env: dict[str, str], into: Start) 
         stdin.write(_line("session/new", 1, {"cwd": str(workdir), "mcpServers": []}))
         await stdin.drain()
         sid = (await answer(1))["result"]["sessionId"]  # pyright: ignore[reportIndexIssue, reportUnknownVariableType]
-        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "stream 2"}]}
+        prompt: dict[str, object] = {"sessionId": sid, "prompt": [{"type": "text", "text": "stream 2"}]}
         stdin.write(_line("session/prompt", 2, prompt))
         await stdin.drain()
         result = await answer(2)
@@ -210,9 +210,7 @@ def environments(root: Path, cache: str) -> dict[str, dict[str, str]]:
     return out
 
 
-async def measure(
-    runs: int, cache: str = "both", agents: list[str] | None = None
-) -> dict[tuple[str, str], Start]:
+async def measure(runs: int, cache: str = "both", agents: list[str] | None = None) -> dict[tuple[str, str], Start]:
     """Every (bytecode mode, agent), interleaved run by run, after one unmeasured run of each."""
     names = agents or list(AGENTS)
     with tempfile.TemporaryDirectory(prefix="acpkit-start-") as tmp:
@@ -254,7 +252,7 @@ def report(results: dict[tuple[str, str], Start]) -> list[str]:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--cache", choices=("both", "warm", "none"), default="both")
     parser.add_argument("--agents", default=",".join(AGENTS), help="comma-separated, of: " + ", ".join(AGENTS))

@@ -33,7 +33,8 @@ def test_after_acpkit_core_the_sdks_models_are_built_on_first_use_and_work() -> 
         import acpkit_core
         import acp.schema as s
         print(s.InitializeRequest.__pydantic_complete__, s.ToolCallStart.model_fields["title"].description)
-        request = s.InitializeRequest.model_validate({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}})
+        caps = {"fs": {"readTextFile": True}}
+        request = s.InitializeRequest.model_validate({"protocolVersion": 1, "clientCapabilities": caps})
         print(s.InitializeRequest.__pydantic_complete__, request.client_capabilities.fs.read_text_file)
         call = s.ToolCallStart(session_update="tool_call", tool_call_id="c1", title="Read", kind="read")
         print(call.model_dump(by_alias=True, exclude_none=True))
@@ -82,8 +83,8 @@ def test_the_installed_pydantic_offers_what_the_lean_import_needs() -> None:
 
     with lean_build() as lean:
         assert lean, f"pydantic {pydantic.VERSION}: the SDK's schema is imported in full"
-        assert _config.config_defaults["defer_build"] is True
-    assert _config.config_defaults["defer_build"] is False
+        assert _config.config_defaults.get("defer_build") is True
+    assert _config.config_defaults.get("defer_build") is False
 
 
 def test_without_what_it_needs_the_lean_import_changes_nothing(monkeypatch: Any) -> None:
@@ -92,7 +93,7 @@ def test_without_what_it_needs_the_lean_import_changes_nothing(monkeypatch: Any)
     monkeypatch.delattr(_fields, "_update_fields_from_docstrings")
     with lean_build() as lean:
         assert not lean
-        assert _config.config_defaults["defer_build"] is False
+        assert _config.config_defaults.get("defer_build") is False
 
 
 def test_the_warm_up_builds_the_models_a_session_uses() -> None:

@@ -272,7 +272,9 @@ async def _prompt_writes(window: str, deltas: int) -> tuple[int, str]:
         sid = created[-1]["result"]["sessionId"]
         await asyncio.sleep(0.2)
         before = _writes(process.pid)
-        got = await client.call(2, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": str(deltas)}]})
+        got = await client.call(
+            2, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": str(deltas)}]}
+        )
         writes = _writes(process.pid) - before
     finally:
         assert process.stdin is not None

@@ -55,4 +55,7 @@ async def wait_forever() -> str:
 
 if __name__ == "__main__":
     window = os.environ.get("MEMORY_AGENT_WRITE_WINDOW_MS")
-    run_acp(agent, name="memory-agent", **({"write_window_ms": float(window)} if window else {}))
+    if window:
+        run_acp(agent, name="memory-agent", write_window_ms=float(window))
+    else:
+        run_acp(agent, name="memory-agent")

@@ -28,9 +28,9 @@ import contextlib
 import importlib.abc
 import importlib.machinery
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["SESSION_MODELS", "install", "lean_build", "warm_models", "warm_sdk_models"]
 
@@ -68,7 +68,7 @@ SESSION_MODELS: tuple[str, ...] = (
 
 
 @contextlib.contextmanager
-def lean_build() -> Iterator[bool]:
+def lean_build() -> Generator[bool]:
     """Within it, new pydantic models defer their build and skip their fields' docstrings.
 
     Yields whether pydantic offered both (when not, nothing is changed).
@@ -78,12 +78,13 @@ def lean_build() -> Iterator[bool]:
     except ImportError:  # pragma: no cover - a pydantic without these modules
         yield False
         return
-    defaults: Any = getattr(_config, "config_defaults", None)
-    docstrings: Any = getattr(_fields, "_update_fields_from_docstrings", None)
-    if not isinstance(defaults, dict) or "defer_build" not in defaults or not callable(docstrings):
+    found: object = getattr(_config, "config_defaults", None)
+    docstrings: object = getattr(_fields, "_update_fields_from_docstrings", None)
+    if not isinstance(found, dict) or "defer_build" not in found or not callable(docstrings):
         yield False
         return
-    before: Any = defaults["defer_build"]
+    defaults = cast("dict[str, object]", found)
+    before = defaults["defer_build"]
     defaults["defer_build"] = True
     _fields._update_fields_from_docstrings = _no_docstrings  # pyright: ignore[reportPrivateUsage]
     try:

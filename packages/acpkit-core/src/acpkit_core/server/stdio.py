@@ -13,9 +13,9 @@ import acp
 from ..limits import MAX_MESSAGE_BYTES
 from ..telemetry.observer import connection_probe
 from ._sdk import wire_transport
-from .transport import DirectSender
 from .agent import AcpAgent
 from .process_io import protect_stdout, stdin_is_terminal, stdio_streams, terminal_notice
+from .transport import DirectSender
 
 __all__ = ["run_stdio", "serve_stdio", "serve_streams"]
 
