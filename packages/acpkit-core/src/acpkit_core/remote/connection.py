@@ -152,10 +152,14 @@ class FrameTransport:
                 await self._deliver(message)
 
     async def close(self) -> None:
-        """Deliver what waits for the window (the frames' owner closes the socket or stream)."""
+        """Deliver what waits for the window, unless the client has gone (the frames' owner closes the
+        socket or stream)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._ended:
+            self._held.clear()
+            return
         await self._release()
 
 
