@@ -47,6 +47,19 @@ def test_after_acpkit_core_the_sdks_models_are_built_on_first_use_and_work() -> 
     ]
 
 
+def test_what_exists_before_the_sdk_is_imported_is_kept_out_of_the_collectors_passes() -> None:
+    out = _run(
+        """
+        import gc, json
+        import acpkit_core
+        before = gc.get_freeze_count()
+        import acp
+        print(before == 0, gc.get_freeze_count() > 1000)
+        """
+    )
+    assert out == "True True"
+
+
 def test_pydantic_is_left_as_it_was_for_every_other_model(tmp_path: Path) -> None:
     out = _run(
         '''

@@ -16,6 +16,12 @@ defaults are changed for the duration of that import only:
 - the fields' docstrings are not read: the SDK's models have no field `description`, which only a
   JSON Schema of them would show (nothing in serving makes one).
 
+Before that import, the objects that exist (the interpreter's and, usually, the framework's
+modules) are frozen out of the cyclic garbage collector (`gc.freeze()`, as
+[`serve_stdio`][acpkit_core.server.serve_stdio] does with the whole start-up once it serves): the
+collector's full passes during the rest of the start-up then walk only what was allocated since,
+not the framework's objects again (one pass over pydantic-ai's takes about 50 ms).
+
 Both rest on two names inside pydantic (`pydantic._internal._config.config_defaults` and
 `pydantic._internal._fields._update_fields_from_docstrings`); when either is missing, `acp.schema`
 is imported as it is, only slower. `tests/core/test_sdk_schema.py` checks both are taken on the
@@ -25,6 +31,7 @@ installed pydantic. Nothing changes when `acp` was imported before `acpkit_core`
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.abc
 import importlib.machinery
 import sys
@@ -108,6 +115,11 @@ class _LeanLoader(importlib.abc.Loader):
         return self._loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
+        # What exists now (the interpreter's and the framework's modules, usually) is start-up
+        # state: keep it out of the cyclic collector's full passes, which would otherwise walk it
+        # again each time the rest of the start-up allocates enough (one pass over pydantic-ai's
+        # objects: 50 ms). `serve_stdio` freezes the rest once serving starts.
+        gc.freeze()
         with lean_build():
             self._loader.exec_module(module)
 
