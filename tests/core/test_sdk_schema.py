@@ -123,3 +123,31 @@ def test_the_warm_up_builds_the_models_a_session_uses() -> None:
         """
     )
     assert out == "[] True"
+
+
+def test_acpkit_serve_builds_the_models_before_its_first_client() -> None:
+    """A replica taking over a session answers its first `session/load` without building models first."""
+    out = _run(
+        """
+        import asyncio
+        import acpkit_core
+        import acp.schema as s
+        from acpkit_core._sdk_schema import INITIALIZE_MODELS, SESSION_MODELS
+        from acpkit_core.config import AgentOptions
+        from acpkit_core.remote import RemoteServer, ServeOptions
+        from acpkit_core.server import AcpAgent
+        from acpkit_core.testing import ScriptedRunner
+
+        async def main():
+            names = INITIALIZE_MODELS + SESSION_MODELS
+            before = all(getattr(s, n).__pydantic_complete__ for n in names)
+            server = RemoteServer(AcpAgent(ScriptedRunner(), AgentOptions(store="memory")), ServeOptions(port=0))
+            await server.start()
+            after = all(getattr(s, n).__pydantic_complete__ for n in names)
+            await server.stop()
+            print(before, after)
+
+        asyncio.run(main())
+        """
+    )
+    assert out == "False True"

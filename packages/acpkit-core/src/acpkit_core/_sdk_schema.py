@@ -39,16 +39,39 @@ from collections.abc import Generator, Sequence
 from types import ModuleType
 from typing import Any, cast
 
-__all__ = ["SESSION_MODELS", "install", "lean_build", "warm_models", "warm_sdk_models"]
+__all__ = ["INITIALIZE_MODELS", "SESSION_MODELS", "install", "lean_build", "warm_models", "warm_sdk_models"]
 
 _SCHEMA = "acp.schema"
 
+INITIALIZE_MODELS: tuple[str, ...] = (
+    "InitializeRequest",
+    "InitializeResponse",
+    "ClientCapabilities",
+    "FileSystemCapabilities",
+    "Implementation",
+    "AgentCapabilities",
+    "PromptCapabilities",
+    "McpCapabilities",
+    "SessionCapabilities",
+    "SessionListCapabilities",
+    "SessionResumeCapabilities",
+    "SessionCloseCapabilities",
+    "SessionDeleteCapabilities",
+    "SessionForkCapabilities",
+    "SessionAdditionalDirectoriesCapabilities",
+)
+"""The SDK models `initialize` uses (built on first use over stdio; at start by `acpkit serve`)."""
+
 SESSION_MODELS: tuple[str, ...] = (
-    # opening or loading a session
+    # opening, listing or loading a session
     "NewSessionRequest",
     "NewSessionResponse",
     "LoadSessionRequest",
+    "LoadSessionResponse",
     "ResumeSessionRequest",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "SessionInfo",
     "SessionNotification",
     "AvailableCommand",
     "AvailableCommandsUpdate",
@@ -57,6 +80,8 @@ SESSION_MODELS: tuple[str, ...] = (
     "PromptResponse",
     "SessionInfoUpdate",
     "UserMessageChunk",
+    "AgentMessageChunk",
+    "AgentThoughtChunk",
     "TextContentBlock",
     "ToolCallStart",
     "ToolCallProgress",
@@ -71,7 +96,7 @@ SESSION_MODELS: tuple[str, ...] = (
     "UsageUpdate",
     "Usage",
 )
-"""The SDK models opening a session and a first turn use (besides `initialize`'s own), built by the warm-up."""
+"""The SDK models opening, listing or loading a session and a first turn use, built by the warm-up."""
 
 
 @contextlib.contextmanager
