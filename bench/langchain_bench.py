@@ -128,29 +128,29 @@ async def cold_start() -> float:
         return time.perf_counter() - start
 
 
-def tools_graph():
-    calls = [Call("ping", {"n": i}, f"p{i}") for i in range(100)]
+def tools_graph(count: int = 100):
+    calls = [Call("ping", {"n": i}, f"p{i}") for i in range(count)]
     return create_agent(FakeChatModel(script=[Reply(calls=calls), Reply(text="all pinged")]), tools=[ping])
 
 
-async def hundred_tools_alone() -> float:
+async def hundred_tools_alone(count: int = 100) -> float:
     """The same 100-tool-call turn through the graph's own `astream`."""
-    graph = tools_graph()
+    graph = tools_graph(count)
     start = time.perf_counter()
     async for _chunk in graph.astream({"messages": [HumanMessage(content="ping a lot")]}, stream_mode="messages"):
         pass
     return time.perf_counter() - start
 
 
-async def hundred_tools() -> tuple[float, int]:
-    agent = create_acp_agent(tools_graph(), store="memory")
+async def hundred_tools(count: int = 100) -> tuple[float, int]:
+    agent = create_acp_agent(tools_graph(count), store="memory")
     async with AcpTestClient.connect(agent) as c:
         await c.initialize()
         sid = await c.new_session()
         start = time.perf_counter()
         r = await c.prompt("ping a lot", session_id=sid)
         elapsed = time.perf_counter() - start
-    assert sum(t.status == "completed" for t in r.tool_calls.values()) == 100
+    assert sum(t.status == "completed" for t in r.tool_calls.values()) == count
     return elapsed, len(r.updates)
 
 

@@ -103,6 +103,19 @@ def scenario(name: str, blocks: list[dict[str, Any]], payload: int, b64: str | N
     print()
 
 
+def small_blocks() -> list[dict[str, Any]]:
+    """2,000 small blocks: text, resource links, embedded resources and tiny images, 500 of each."""
+    small: list[dict[str, Any]] = []
+    for i in range(500):
+        small += [
+            {"type": "text", "text": f"block {i}"},
+            {"type": "resource_link", "uri": f"file:///w/src/m{i}.py", "name": f"m{i}.py", "size": i},
+            {"type": "resource", "resource": {"uri": f"file:///w/n{i}.md", "text": f"# note {i}\n"}},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+        ]
+    return small
+
+
 def main() -> None:
     print(f"{'scenario':<18} {'step':<30} {'time':>12} {'throughput':>14} {'peak':>11} {'/load':>7} {'decodes':>7}")
     for size, runs, tag in ((1, 5, False), (20, 3, False), (20, 3, True)):
@@ -117,14 +130,7 @@ def main() -> None:
     image = base64.b64encode(os.urandom(5 * MB)).decode()
     blocks = [{"type": "text", "text": "Describe"}, {"type": "image", "mimeType": "image/png", "data": image}]
     scenario("image 5 MB", blocks, len(image), b64=image, runs=5)
-    small: list[dict[str, Any]] = []
-    for i in range(500):
-        small += [
-            {"type": "text", "text": f"block {i}"},
-            {"type": "resource_link", "uri": f"file:///w/src/m{i}.py", "name": f"m{i}.py", "size": i},
-            {"type": "resource", "resource": {"uri": f"file:///w/n{i}.md", "text": f"# note {i}\n"}},
-            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
-        ]
+    small = small_blocks()
     scenario("2000 small blocks", small, len(message(small)), runs=5)
 
 

@@ -75,6 +75,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "tool_kinds": ({"lookup": "search"}, dict),
     "tool_presentation": ({"run_*": shell_tool()}, dict),
     "coalesce_ms": (5.0, lambda v: v),
+    "write_window_ms": (0.5, lambda v: v),
     "allowed_paths": (("/tmp",), tuple),
     "context_window": (200_000, lambda v: v),
     "transcript_flush_ms": (25.0, lambda v: v),

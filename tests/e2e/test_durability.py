@@ -75,6 +75,25 @@ async def test_kill_mid_turn_keeps_the_prompt_and_partial_answer_marked_interrup
         assert _texts(replayed, UserMessageChunk) == ["first", "hang now", "after"]
 
 
+async def test_updates_still_waiting_for_the_write_window_are_stored_all_the_same() -> None:
+    """The transcript is flushed from the turn, not from the wire: a write window does not delay it."""
+    minute = {"MEMORY_AGENT_WRITE_WINDOW_MS": "60000"}
+    async with AcpTestClient.spawn(sys.executable, PYD_AGENT, env=minute) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        assert (await c.prompt("first", session_id=sid)).text == "turn 1: first"  # the answer flushes the window
+        # The turn's first update goes at once; the next ones wait for the window's end (a minute).
+        seen = len(c.updates[sid])
+        await _kill_mid_turn(c, sid, "hang now", lambda ups: len(ups) > seen)
+        assert not any(t.startswith("part 4") for t in _texts(c.updates[sid], AgentMessageChunk))
+    async with AcpTestClient.spawn(sys.executable, PYD_AGENT) as c:
+        await c.initialize()
+        _, replayed = await c.load_session(sid)
+        agent = _texts(replayed, AgentMessageChunk)
+        assert "".join(agent[1:-1]) == "part 0 part 1 part 2 part 3 part 4 "
+        assert agent[-1] == INTERRUPTED_TEXT
+
+
 async def test_kill_while_a_tool_runs_leaves_the_tool_call_failed_and_no_dangling_call() -> None:
     async with AcpTestClient.spawn(sys.executable, PYD_AGENT) as c:
         await c.initialize()

@@ -3,11 +3,14 @@
 - any prompt: streams `turn N: p1 | p2 | ...` (the user prompts in the model's history, this one last);
 - a prompt starting `hang`: streams five chunks `part 0 ` ... `part 4 ` then waits forever;
 - a prompt starting `tool-hang`: calls the tool `wait_forever`, which never returns.
+
+`$MEMORY_AGENT_WRITE_WINDOW_MS`, when set, is its `write_window_ms`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 
 from pydantic_acp import run_acp
@@ -51,4 +54,8 @@ async def wait_forever() -> str:
 
 
 if __name__ == "__main__":
-    run_acp(agent, name="memory-agent")
+    window = os.environ.get("MEMORY_AGENT_WRITE_WINDOW_MS")
+    if window:
+        run_acp(agent, name="memory-agent", write_window_ms=float(window))
+    else:
+        run_acp(agent, name="memory-agent")

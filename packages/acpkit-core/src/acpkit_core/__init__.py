@@ -11,6 +11,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ._sdk_schema import install as _lean_sdk_schema
+
+_lean_sdk_schema()  # the ACP SDK's models are built when first used, not all at import
+
 if TYPE_CHECKING:
     from .adapters import Adapter, load_adapters
     from .auth import Authentication

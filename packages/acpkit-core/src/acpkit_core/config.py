@@ -217,6 +217,10 @@ class AgentOptions:
     [`acpkit_core.presentation`][acpkit_core.presentation]."""
     coalesce_ms: float = 0.0
     """Merge text/thought deltas arriving within this window into one chunk (0: off)."""
+    write_window_ms: float = 2.0
+    """Streamed updates sent within this window of the last write share one write (one system call),
+    each still its own message, in order; a response or a request to the client goes at once with
+    everything before it, and so does the first update after a pause (0: one write per message)."""
     allowed_paths: Sequence[str] = ()
     """Directories besides each session's cwd that client file and terminal access may touch."""
     context_window: int | None = None
@@ -285,6 +289,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     tool_kinds: Mapping[str, ToolKind]
     tool_presentation: Mapping[str, ToolPresentation]
     coalesce_ms: float
+    write_window_ms: float
     allowed_paths: Sequence[str]
     context_window: int | None
     transcript_flush_ms: float

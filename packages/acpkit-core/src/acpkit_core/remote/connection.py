@@ -6,6 +6,12 @@ SDK connection's transport for it: each frame is classified by the same code as 
 ([`classify`][acpkit_core.server.transport.classify]: malformed JSON, batches and oversized
 messages answered per JSON-RPC), and what the agent sends goes to the connection's `deliver`
 (a WebSocket text frame, or an event on the connection's SSE stream).
+
+Streamed updates are coalesced as on stdio: a notification sent within the write window
+(`AgentOptions.write_window_ms`) of the last one waits, and the window's notifications are
+delivered together at its end, in one event-loop pass, so the WebSocket's corked transport and the
+SSE stream each write them with one system call. A response or a request goes at once, after
+everything waiting; so does the first notification after a quiet window.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import pydantic_core
 
 from ..server import AcpAgent
 from ..server.jsonrpc import INVALID_REQUEST, Inbound, error_response, oversized
-from ..server.transport import PREFIX_BYTES, BigRequests, Oversized, classify
+from ..server.transport import PREFIX_BYTES, WRITE_WINDOW_MS, BigRequests, Oversized, classify
 from ..telemetry.observer import connection_probe
 from .budget import Account
 from .frames import Refused
@@ -53,6 +59,8 @@ NOT_INITIALIZED: Final = (
 )
 
 _Item = bytes | Oversized | Refused | None
+HELD_MESSAGES: Final = 256
+"""Past this many notifications waiting for the write window's end, they are delivered at once."""
 
 
 def _size(message: dict[str, Any]) -> int:
@@ -71,9 +79,15 @@ class FrameTransport:
     request until its answer is sent, anything else until the agent has taken it. A message the
     budget cannot take is answered with an error naming it, and never read. Until the client has
     sent `initialize`, any other request is answered -32600 (the RFD: `initialize` comes first).
+
+    Notifications are written in windows of `window_ms` (`AgentOptions.write_window_ms`): the first
+    after a quiet window goes at once, the next ones wait for the window's end (at most
+    `HELD_MESSAGES` of them), and an answer takes every held one out before it.
     """
 
-    def __init__(self, deliver: Deliver, *, max_message_bytes: int, account: Account) -> None:
+    def __init__(
+        self, deliver: Deliver, *, max_message_bytes: int, account: Account, window_ms: float = WRITE_WINDOW_MS
+    ) -> None:
         self._deliver = deliver
         self._limit = max_message_bytes
         self.account = account
@@ -86,6 +100,13 @@ class FrameTransport:
         """Bytes held by each request not answered yet, by id."""
         self._taken = 0
         """Bytes of the last message handed to the agent that was not a request (released on the next read)."""
+        self._window = max(window_ms, 0.0) / 1000.0
+        self._held: list[dict[str, Any]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        """Set while a window is open."""
+        self._order = asyncio.Lock()
+        """Held while messages are delivered outside the window, so none overtakes another."""
+        self._releases: set[asyncio.Task[None]] = set()
 
     async def feed(self, frame: bytes, *, reserved: bool = False) -> None:
         """Queue one frame from the client (waits while the agent is `INBOX_FRAMES` behind).
@@ -182,23 +203,64 @@ class FrameTransport:
         return None, []
 
     async def _send_any(self, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
-        if isinstance(payload, list):  # a refused batch: its answers, one frame each
-            for item in payload:
-                await self._deliver(item)
-        else:
-            await self._deliver(payload)
+        if self._timer is not None and (isinstance(payload, list) or "id" in payload):
+            self._timer.cancel()  # all delivered below: the next update goes at once again
+            self._timer = None
+        async with self._order:
+            await self._deliver_held()
+            if isinstance(payload, list):  # a refused batch: its answers, one frame each
+                for item in payload:
+                    await self._deliver(item)
+            else:
+                await self._deliver(payload)
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Send one message to the client (an answer gives its request's bytes back to the budget)."""
+        """Send one message to the client (a notification may wait for the write window's end; an
+        answer gives its request's bytes back to the budget)."""
         self._big.sent(message)
         if self._answering and "method" not in message:
             request_id = message.get("id")
             if isinstance(request_id, str | int):
                 self.account.release(self._answering.pop(request_id, 0))
-        await self._deliver(message)
+        if "id" in message or not self._window:
+            await self._send_any(message)
+        elif self._timer is not None:  # inside an open window: wait for its end
+            self._held.append(message)
+            if len(self._held) >= HELD_MESSAGES:
+                await self._release()
+        else:  # the first after a quiet window: at once, and the next ones wait
+            self._timer = asyncio.get_running_loop().call_later(self._window, self._window_ended)
+            await self._send_any(message)
+
+    def _window_ended(self) -> None:
+        if not self._held:
+            self._timer = None
+            return
+        self._timer = asyncio.get_running_loop().call_later(self._window, self._window_ended)
+        task = asyncio.ensure_future(self._release())
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
+
+    async def _release(self) -> None:
+        async with self._order:
+            await self._deliver_held()
+
+    async def _deliver_held(self) -> None:
+        while self._held:  # all in one event-loop pass unless the client pushes back
+            held, self._held = self._held, []
+            for message in held:
+                await self._deliver(message)
 
     async def close(self) -> None:
-        """Nothing to release: the frames' owner closes the socket or stream."""
+        """Deliver what waits for the window, unless the client has gone (the frames' owner closes the
+        socket or stream)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._ended:
+            self._held.clear()
+            return
+        await self._release()
 
 
 class RemoteConnection:
@@ -229,7 +291,12 @@ class RemoteConnection:
         self.closing: str | None = None
         """Why the server closed it (`None` while open, or when the client left)."""
         deliver_one = self._deliver if self.probe is None else self._deliver_counted
-        self.transport = FrameTransport(deliver_one, max_message_bytes=max_message_bytes, account=account)
+        self.transport = FrameTransport(
+            deliver_one,
+            max_message_bytes=max_message_bytes,
+            account=account,
+            window_ms=agent.options.write_window_ms,
+        )
         self.last_active = time.monotonic()
         """When a frame last came or went (the idle limit counts from here)."""
         self.sse: Any = None

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import uvicorn
 
+from .._sdk_schema import INITIALIZE_MODELS, SESSION_MODELS, warm_models
 from ..errors import UserError
 from ..limits import MAX_MESSAGE_BYTES, format_size
 from ..runner import Session
@@ -374,6 +375,8 @@ class RemoteServer:
 
     async def start(self) -> None:
         """Listen; returns once connections are accepted (raises if the port cannot be bound)."""
+        # The SDK models every connection uses, built now rather than on a first client's requests.
+        warm_models(INITIALIZE_MODELS + SESSION_MODELS)
         self._task = asyncio.create_task(self._server.serve())
         while not self._server.started:
             if self._task.done():

@@ -10,7 +10,7 @@ The server leans on three things the `agent-client-protocol` SDK does not export
 - `acp._transport`: where it exists, the SDK's connection takes a message transport object, so
   the server reads and writes the bytes itself
   ([`WireTransport`][acpkit_core.server.transport.WireTransport]: malformed lines answered per
-  JSON-RPC, the message size limit, each message written at once). Without it: the SDK's own
+  JSON-RPC, the message size limit, streamed updates coalesced into fewer writes). Without it: the SDK's own
   reader and sender.
 
 - that connection's `send_request` and `_execute_request`, wrapped per connection

@@ -42,6 +42,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from .._sdk_schema import warm_sdk_models
 from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
@@ -193,6 +194,7 @@ class AcpAgent:
         )
         self.auth.client = client_info.name if client_info else None
         self.auth.terminal = self.client.auth_terminal
+        warm_sdk_models()  # the SDK models a session uses, built in the background (once per process)
         rc = self.capabilities
         meta = {**(self.options.extensions.capabilities() if self.options.extensions else {})}
         meta.update(unstable_answer(unstable) or {})

@@ -35,8 +35,6 @@ class LiveSession:
     """Server-owned persisted JSON: `permissions` (remembered answers), `usage` (session totals)."""
     turn: ServerTurn | None = None
     """The running turn, if any."""
-    idle: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set when no turn is running."""
     reset_transcript: bool = False
     """`/clear` asked to drop the stored transcript at the end of the turn."""
     version: int = 0
@@ -47,9 +45,20 @@ class LiveSession:
     """A rewind asked by the `_acpkit/session/rewind` extension runs now (a prompt is refused meanwhile)."""
     retry: list[JsonDict] | None = None
     """`/retry` asked to send these prompt blocks again once the current turn has ended."""
+    _idle: asyncio.Event | None = field(default=None, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        self.idle.set()
+    @property
+    def idle(self) -> asyncio.Event:
+        """Set when no turn is running.
+
+        Made on first use: an event holds a queue of about 600 bytes, and most open sessions never
+        run a turn in this process (10,000 idle sessions would carry 6 MB of them).
+        """
+        if self._idle is None:
+            self._idle = asyncio.Event()
+            if self.turn is None:
+                self._idle.set()
+        return self._idle
 
     @property
     def remembered(self) -> RememberedPermissions:

@@ -16,6 +16,7 @@ from ..telemetry.observer import connection_probe
 from ._sdk import wire_transport
 from .agent import AcpAgent
 from .process_io import protect_stdout, stdin_is_terminal, stdio_streams, terminal_notice
+from .transport import DirectSender
 
 __all__ = ["run_stdio", "serve_stdio", "serve_streams"]
 
@@ -38,15 +39,20 @@ async def serve_streams(agent: AcpAgent, reader: asyncio.StreamReader, writer: a
     Every line is read by ACP Kit's [`WireTransport`][acpkit_core.server.transport.WireTransport]:
     a line that is not valid JSON-RPC is answered with the JSON-RPC error and the agent serves on;
     a line over `AgentOptions.max_message_bytes` is refused without being kept in memory.
+    Streamed updates are written in batches of `AgentOptions.write_window_ms` (see
+    [`DirectSender`][acpkit_core.server.transport.DirectSender]).
     """
     probe = connection_probe(agent, "stdio")  # `None` when telemetry is off
     try:
         limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
-        sender = None
-        if probe is not None:
+        window = agent.options.write_window_ms
+        sender: DirectSender
+        if probe is None:
+            sender = DirectSender(writer, window_ms=window)
+        else:
             from ..telemetry.wire import MeteredSender
 
-            sender = MeteredSender(writer, probe.counts)
+            sender = MeteredSender(writer, probe.counts, window_ms=window)
         # AcpAgent leaves out what it does not serve (so those methods answer -32601): cast, not subclass.
         transport = wire_transport(reader, writer, max_message_bytes=limit, sender=sender)
         if transport is None:  # an SDK without the transport seam: its own reader and sender

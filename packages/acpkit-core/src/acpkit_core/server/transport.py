@@ -4,9 +4,14 @@ The SDK's connection moves decoded messages through a transport object; this mod
 
 - Writing: the SDK's stdio sender puts every outgoing message on a queue, wakes a writer task and
   waits for it, which costs two task switches per message; for a streamed answer that is one
-  message per token. [`DirectSender`][acpkit_core.server.transport.DirectSender] writes each
-  message synchronously in call order instead and only waits when the peer reads slower than we
-  write.
+  message per token. [`DirectSender`][acpkit_core.server.transport.DirectSender] writes in call
+  order instead, without a task, and only waits when the peer reads slower than we write. It
+  also coalesces writes: a notification (a streamed chunk) sent less than the write window
+  (`AgentOptions.write_window_ms`, 2 ms) after the last write waits, with the others of that
+  window, for one write at the window's end; a response or a request (the turn's answer, a
+  permission question) goes at once with everything before it; so does a batch past
+  `FLUSH_BYTES`. The first update after a pause goes at once. Every message stays its own line,
+  in order: only the number of `write` system calls changes.
 - Reading: [`LineReader`][acpkit_core.server.transport.LineReader] reads one line at a time and
   never keeps more than the message size limit of one (a longer line is skipped to its newline);
   [`WireTransport`][acpkit_core.server.transport.WireTransport] answers every line that is not a
@@ -33,12 +38,29 @@ from ..limits import MAX_MESSAGE_BYTES, format_size
 from .jsonrpc import INTERNAL_ERROR, Inbound, error_response, oversized, read_line
 from .memory import RELEASE_AFTER_BYTES
 
-__all__ = ["BigRequests", "DirectSender", "LineReader", "Oversized", "WireTransport", "classify", "encode_message"]
+__all__ = [
+    "FLUSH_BYTES",
+    "WRITE_WINDOW_MS",
+    "BigRequests",
+    "DirectSender",
+    "LineReader",
+    "Oversized",
+    "WireTransport",
+    "classify",
+    "encode_message",
+]
 
 logger = logging.getLogger("acpkit_core.server")
 
 PREFIX_BYTES: Final = 4096
 """How much of an over-long line is kept to find its `id`."""
+
+WRITE_WINDOW_MS: Final = 2.0
+"""The default write window (`AgentOptions.write_window_ms`): at most this long a streamed update
+waits to share a write with the next ones (well under what a person can see)."""
+
+FLUSH_BYTES: Final = 64 * 1024
+"""Past this many bytes waiting, they are written at once, whatever the window."""
 
 
 def encode_message(payload: dict[str, Any] | list[dict[str, Any]]) -> bytes:
@@ -54,11 +76,22 @@ def encode_message(payload: dict[str, Any] | list[dict[str, Any]]) -> bytes:
 
 
 class DirectSender:
-    """Writes one JSON-RPC message per line to `writer`, at once, in the order `send` is called."""
+    """Writes one JSON-RPC message per line to `writer`, in the order `send` is called.
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    With a window (`window_ms > 0`), notifications sent within `window_ms` of the last write wait
+    to go out together at the window's end (or past `FLUSH_BYTES`); a notification after a quiet
+    window, and every response and request, is written at once, with whatever waits before it.
+    `window_ms=0` writes each message on its own, as it comes.
+    """
+
+    def __init__(self, writer: asyncio.StreamWriter, *, window_ms: float = WRITE_WINDOW_MS) -> None:
         self._writer = writer
         self._closed = False
+        self._window = max(window_ms, 0.0) / 1000.0
+        self._waiting: list[bytes] = []
+        self._waiting_bytes = 0
+        self._timer: asyncio.TimerHandle | None = None
+        """Set while a window is open: it ends with a write of what waits, or closes when none does."""
 
     async def send(self, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
         """Encode and write `payload` (a message, or a batch's answers); wait only while the peer's buffer is full.
@@ -67,14 +100,59 @@ class DirectSender:
         """
         if self._closed or self._writer.is_closing():
             raise ConnectionError("Connection closed")
-        self._writer.write(encode_message(payload))
-        if self._writer.transport.get_write_buffer_size():
+        if self._put(payload, encode_message(payload)):
             # The kernel did not take it all: the peer reads slower than we write. Wait while
             # the buffer is over its high-water mark (raises if the peer has gone).
             await self._writer.drain()
 
+    def _put(self, payload: dict[str, Any] | list[dict[str, Any]], data: bytes) -> bool:
+        """Write `data` now or at the window's end; whether the peer is behind (the caller drains)."""
+        notification = isinstance(payload, dict) and "id" not in payload
+        if self._timer is None or not notification:
+            # No window open, or a response / request: everything waiting, then this, in one write.
+            if self._waiting:
+                self._waiting.append(data)
+                self._flush()
+            else:
+                self._writer.write(data)
+            if not notification:  # all written: the next update goes at once again
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
+            elif self._window:  # the next ones wait for the window's end
+                self._timer = asyncio.get_running_loop().call_later(self._window, self._window_ended)
+        else:  # a notification inside an open window: it waits for the window's end
+            self._waiting.append(data)
+            self._waiting_bytes += len(data)
+            if self._waiting_bytes >= FLUSH_BYTES:
+                self._flush()
+        return bool(self._writer.transport.get_write_buffer_size())
+
+    def _flush(self) -> None:
+        data = b"".join(self._waiting)
+        self._waiting.clear()
+        self._waiting_bytes = 0
+        if not self._writer.is_closing():
+            self._writer.write(data)
+
+    def _window_ended(self) -> None:
+        if self._waiting:  # still streaming: write what came, and keep the window going
+            self._flush()
+            self._timer = asyncio.get_running_loop().call_later(self._window, self._window_ended)
+        else:
+            self._timer = None
+
+    def flush(self) -> None:
+        """Write whatever waits for the window now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._waiting:
+            self._flush()
+
     async def close(self) -> None:
-        """Stop sending (the stream itself belongs to whoever opened it)."""
+        """Write what waits, then stop sending (the stream itself belongs to whoever opened it)."""
+        self.flush()
         self._closed = True
 
 

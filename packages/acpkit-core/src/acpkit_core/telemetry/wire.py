@@ -5,17 +5,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..server.transport import DirectSender, encode_message
+from ..server.transport import WRITE_WINDOW_MS, DirectSender, encode_message
 from .observer import WireCounts
 
 __all__ = ["MeteredSender"]
 
 
 class MeteredSender(DirectSender):
-    """[`DirectSender`][acpkit_core.server.transport.DirectSender], adding each message's bytes to `counts`."""
+    """[`DirectSender`][acpkit_core.server.transport.DirectSender], adding each message's bytes to `counts`.
 
-    def __init__(self, writer: asyncio.StreamWriter, counts: WireCounts) -> None:
-        super().__init__(writer)
+    Each message is counted when it is sent, one by one, whether it is written at once or shares a
+    write with others at the end of the write window.
+    """
+
+    def __init__(self, writer: asyncio.StreamWriter, counts: WireCounts, *, window_ms: float = WRITE_WINDOW_MS) -> None:
+        super().__init__(writer, window_ms=window_ms)
         self.counts = counts
         """Where the messages, updates, bytes and error answers are counted."""
 
@@ -24,7 +28,6 @@ class MeteredSender(DirectSender):
         if self._closed or self._writer.is_closing():
             raise ConnectionError("Connection closed")
         data = encode_message(payload)
-        self._writer.write(data)
         self.counts.note(payload, len(data))
-        if self._writer.transport.get_write_buffer_size():
+        if self._put(payload, data):
             await self._writer.drain()
