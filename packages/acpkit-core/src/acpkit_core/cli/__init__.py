@@ -383,6 +383,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="on SIGTERM, how long running turns may finish before they are cancelled (default: 30)",
     )
+    serve.add_argument(
+        "--reconnect-grace",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a turn whose client dropped its connection waits for it to re-attach before it is "
+        "cancelled (default: 60; 0: cancel at once)",
+    )
     _add_telemetry_options(serve)
     serve.add_argument(
         "--metrics-path",

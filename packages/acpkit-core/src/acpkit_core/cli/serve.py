@@ -92,6 +92,7 @@ def serve_main(args: argparse.Namespace) -> int:
             max_sessions_per_connection=args.max_sessions,
             idle_seconds=args.idle_timeout,
             shutdown_grace_seconds=args.shutdown_grace,
+            reconnect_grace_seconds=args.reconnect_grace,
             metrics_path=args.metrics_path or "/metrics",
             metrics_public=args.metrics_public,
             max_pending_connections=args.max_pending,

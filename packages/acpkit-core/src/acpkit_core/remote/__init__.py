@@ -13,6 +13,7 @@ from .client import RemoteError, open_remote, open_transport, read_token, remote
 from .connection import FrameTransport, RemoteConnection
 from .guard import ConnectionGuard
 from .quotas import PrincipalQuotas
+from .resume import ResumingTransport
 from .server import RemoteServer, ServeOptions, SharedStore, run_remote, serve_remote
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "RemoteConnection",
     "RemoteError",
     "RemoteServer",
+    "ResumingTransport",
     "ServeOptions",
     "SharedStore",
     "Tokens",

@@ -204,6 +204,8 @@ class Endpoint:
         """Connections, sessions and turns per principal."""
         self.stalled = 0
         """Connections closed because their client took nothing for `idle_seconds` (since start)."""
+        self.detached: set[RemoteConnection] = set()
+        """Connections whose client left while turns ran: the turns go on, waiting for it to re-attach."""
         self._reaper: asyncio.Task[None] | None = None
         self._closing: dict[str, asyncio.Task[None]] = {}
         """Stalled connections being closed (their turns get time to end), by id."""
@@ -312,6 +314,13 @@ class Endpoint:
         if isinstance(conn.sse, SseRouter):
             conn.sse.end()  # its GET streams end too (after what is already waiting)
         await conn.finish()
+        self._keep_detached(conn)
+
+    def _keep_detached(self, conn: RemoteConnection) -> None:
+        task = conn.task
+        if conn.detached and task is not None and not task.done():
+            self.detached.add(conn)
+            task.add_done_callback(lambda _: self.detached.discard(conn))
 
     # --- WebSocket ------------------------------------------------------------------------------
 
@@ -556,6 +565,7 @@ class Endpoint:
         if conn.on_close is not None:
             await conn.on_close(code, reason)
         await conn.finish()
+        self._keep_detached(conn)
 
     async def drain(self, grace_seconds: float) -> None:
         """Stop taking connections, let running turns end for up to `grace_seconds`, then cancel them.
@@ -565,15 +575,17 @@ class Endpoint:
         """
         self.draining = True
         deadline = time.monotonic() + grace_seconds
-        while any(c.busy for c in self.connections.values()) and time.monotonic() < deadline:
+
+        def serving() -> list[RemoteConnection]:
+            return [*self.connections.values(), *self.detached]
+
+        while any(c.busy for c in serving()) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        cancelled = sum(c.cancel_turns() for c in self.connections.values())
+        cancelled = sum(c.cancel_turns() for c in serving())
         if cancelled:
             logger.warning("shutdown: cancelled %d running turn(s) after %.0f s", cancelled, grace_seconds)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.gather(*(c.turns_ended() for c in self.connections.values())), TURNS_END_SECONDS
-                )
+                await asyncio.wait_for(asyncio.gather(*(c.turns_ended() for c in serving())), TURNS_END_SECONDS)
         await self.close_all(WS_GOING_AWAY, "the server is shutting down: reconnect to another replica")
 
     async def close_all(self, code: int, reason: str) -> None:

@@ -94,13 +94,22 @@ async def open_transport(url: str, *, token: str | None = None) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def open_remote(client: object, url: str, *, token: str | None = None) -> AsyncGenerator[ClientSideConnection]:
+async def open_remote(
+    client: object, url: str, *, token: str | None = None, reconnect: bool = False
+) -> AsyncGenerator[ClientSideConnection]:
     """An SDK client connection to the agent at `url`, serving `client`'s methods (fs, terminal, permissions).
 
     A Streamable HTTP URL is checked when `initialize` is sent (the SDK's transport POSTs it then):
-    a refusal surfaces as an `AcpHttpStatusError` from that call.
+    a refusal surfaces as an `AcpHttpStatusError` from that call. With `reconnect`, a dropped
+    connection is re-established and every session re-attached
+    ([`ResumingTransport`][acpkit_core.remote.ResumingTransport]): nothing said meanwhile is lost.
     """
-    transport = await open_transport(url, token=token)
+    if reconnect:
+        from .resume import ResumingTransport
+
+        transport: Any = await ResumingTransport(url, token=token).start()
+    else:
+        transport = await open_transport(url, token=token)
     conn = acp.connect_to_agent(cast(acp.Client, client), transport, use_unstable_protocol=True)
     try:
         yield conn

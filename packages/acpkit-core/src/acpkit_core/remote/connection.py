@@ -17,6 +17,7 @@ everything waiting; so does the first notification after a quiet window.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -69,6 +70,9 @@ def _size(message: dict[str, Any]) -> int:
         return len(pydantic_core.to_json(message))
     except pydantic_core.PydanticSerializationError:
         return len(str(message))
+
+
+_SUPERSEDED: set[asyncio.Task[None]] = set()
 
 
 class FrameTransport:
@@ -309,6 +313,14 @@ class RemoteConnection:
         """Set when nothing more can reach the client: what the agent sends is dropped."""
         self._deliver_to = deliver
         self._task: asyncio.Task[None] | None = None
+        self.detached = False
+        """Set when the client left while turns ran: they go on, logged, until they end (or their grace passes)."""
+        agent.outbox.on_takeover = self._superseded
+
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        """The task serving the connection (it runs on while detached turns do)."""
+        return self._task
 
     @property
     def account(self) -> Account:
@@ -344,9 +356,36 @@ class RemoteConnection:
         except Exception:
             logger.exception("connection %s failed", self.id)
         finally:
+            await self._wait_detached()
             await self.agent.shutdown()
             if self.probe is not None:
                 self.probe.close(self.closing)
+
+    async def _wait_detached(self) -> None:
+        """The client left: logged turns go on detached until they end (their grace cancels them)."""
+        logs = list(self.agent.outbox.logs.values())
+        if not logs:
+            return
+        self.detached = True
+        for log in logs:
+            log.detach()
+        logger.info("connection %s: the client left during %d turn(s); they go on detached", self.id, len(logs))
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.turns_ended()
+
+    def _superseded(self) -> None:
+        """The client re-attached to one of this connection's turns elsewhere: nothing more goes to this one."""
+        self.silenced = True
+        task = asyncio.ensure_future(self._end_superseded())
+        _SUPERSEDED.add(task)
+        task.add_done_callback(_SUPERSEDED.discard)
+
+    async def _end_superseded(self) -> None:
+        self.closing = "the client re-attached on another connection"
+        if self.on_close is not None:
+            with contextlib.suppress(Exception):
+                await self.on_close(4409, self.closing)
+        await self.finish()
 
     async def feed(self, frame: bytes, *, reserved: bool = False) -> None:
         """One frame from the client (`reserved`: its bytes were already taken from the budget)."""
@@ -379,5 +418,7 @@ class RemoteConnection:
         try:
             await asyncio.wait_for(asyncio.shield(self._task), timeout)
         except TimeoutError:
+            if self.detached:  # its turns go on until they end or their grace passes
+                return
             logger.warning("connection %s did not end within %.0f s: cancelled", self.id, timeout)
             self._task.cancel()

@@ -31,6 +31,7 @@ from ..limits import MAX_MESSAGE_BYTES, format_size
 from ..runner import Session
 from ..server import AcpAgent
 from ..server.session_manager import SessionOpenings
+from ..server.turn_log import TurnLogs
 from ..store import SessionPage, SessionStore, StoredSession, TurnStart, open_store
 from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
 from .app import Endpoint, Limits
@@ -84,6 +85,9 @@ class ServeOptions:
     """Turns one principal may run at once across its connections; one more is refused (-32600)."""
     shutdown_grace_seconds: float = 30.0
     """On SIGTERM, how long running turns may go on before they are cancelled (and recorded)."""
+    reconnect_grace_seconds: float = 60.0
+    """How long a turn whose client's connection dropped goes on, detached, waiting for the client (the
+    same principal) to re-attach; then it is cancelled and recorded. `0`: cancelled at once."""
     path: str = "/acp"
     """The endpoint's path."""
     metrics_path: str | None = "/metrics"
@@ -112,6 +116,8 @@ class ServeOptions:
                 raise UserError(f"ServeOptions.{name} must be at least 1")
         if self.max_inflight_bytes is not None and self.max_inflight_bytes < 1:
             raise UserError("ServeOptions.max_inflight_bytes must be at least 1")
+        if self.reconnect_grace_seconds < 0:
+            raise UserError("ServeOptions.reconnect_grace_seconds must be 0 or more")
         for name in ("idle_seconds", "handshake_seconds"):
             if getattr(self, name) <= 0:
                 raise UserError(f"ServeOptions.{name} must be positive")
@@ -261,6 +267,7 @@ class RemoteServer:
         shared = SharedStore(self._store)
         self._agent_options = dataclasses.replace(agent.options, store=shared)
         self._openings = SessionOpenings()
+        self._turn_logs = TurnLogs(grace_seconds=self.options.reconnect_grace_seconds)
         limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
         limits = self.options.limits(limit)
         self.open_files, self.open_files_before = raise_open_file_limit()
@@ -338,6 +345,8 @@ class RemoteServer:
     def _make_agent(self) -> AcpAgent:
         agent = type(self.agent)(self.agent.runner, self._agent_options)
         agent.sessions.openings = self._openings  # one runner for every connection: its session hooks balance
+        if self.options.reconnect_grace_seconds > 0:
+            agent.sessions.turn_logs = self._turn_logs  # turns are numbered and logged: clients can re-attach
         return agent
 
     @property

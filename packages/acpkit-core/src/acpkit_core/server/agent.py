@@ -57,12 +57,15 @@ from .commands import collect_commands
 from .memory import limit_retained_memory
 from .options import SessionOptions
 from .outbox import Outbox
+from .reattach import capability as reattach_capability
+from .reattach import follow, seq_meta
 from .requests import Incoming
 from .rewind_extension import RewindExtension, fork_point
 from .rewind_extension import capabilities as rewind_capabilities
 from .rewinding import Rewinder
 from .session_manager import SessionManager
 from .sessions import WireMcpServer
+from .turn_log import RESUME_META, resume_cursor
 from .turn_runner import PromptBlock, TurnRunner
 
 __all__ = ["AcpAgent"]
@@ -158,10 +161,12 @@ class AcpAgent:
         return await self.turns.commands_update(session_id)
 
     def _capabilities_meta(self, meta: dict[str, Any]) -> dict[str, Any] | None:
-        """`agentCapabilities._meta`: `meta` (the extensions' and the unstable surfaces'), and rewind's."""
+        """`agentCapabilities._meta`: `meta` (the extensions' and the unstable surfaces'), rewind's, re-attach's."""
         meta = dict(meta)
         if self.rewinds.rewinder.available:
             meta.update(rewind_capabilities())
+        if self.sessions.turn_logs is not None:
+            meta.update(reattach_capability())
         return meta or None
 
     # --- initialize ----------------------------------------------------------------------------
@@ -280,11 +285,16 @@ class AcpAgent:
     ) -> LoadSessionResponse:
         """Open a stored session and replay its conversation before answering."""
         await self.auth.require("session/load")
-        session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=True)
-        await self.outbox.send(session_id, await self._commands_update(session_id))
+        after = resume_cursor(kwargs)  # `_meta["acpkit.resume"]`: re-attach (see `server/reattach.py`)
+        session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=after is None)
+        if after is None:
+            await self.outbox.send(session_id, await self._commands_update(session_id))
+        else:
+            self._reattach(session_id, after)
         return LoadSessionResponse(
             modes=self.session_options.mode_state(session),
             config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
+            field_meta=await seq_meta(self.sessions, session_id),
         )
 
     @boundary
@@ -298,12 +308,23 @@ class AcpAgent:
     ) -> ResumeSessionResponse:
         """Open a stored session without replaying it."""
         await self.auth.require("session/resume")
+        after = resume_cursor(kwargs)
         session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=False)
-        await self.outbox.send(session_id, await self._commands_update(session_id))
+        if after is None:
+            await self.outbox.send(session_id, await self._commands_update(session_id))
+        else:
+            self._reattach(session_id, after)
         return ResumeSessionResponse(
             modes=self.session_options.mode_state(session),
             config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
+            field_meta=await seq_meta(self.sessions, session_id),
         )
+
+    def _reattach(self, session_id: str, after: int) -> None:
+        if not follow(self.sessions, session_id, after):
+            raise RequestError.invalid_params(
+                {"details": f'this agent keeps no update log: send session/load without _meta["{RESUME_META}"]'}
+            )
 
     @boundary
     async def fork_session(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from acp import Client
 
@@ -11,6 +12,7 @@ from ..elicitation import UrlElicitations
 from ..emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
 from ._sdk import Notify, raw_notifier
 from .requests import RequestTracker
+from .turn_log import SEQ_META, TurnLog
 
 __all__ = ["Outbox"]
 
@@ -27,6 +29,10 @@ class Outbox:
         """Requests in flight on this connection, both ways (`None` where the SDK's connection cannot be reached)."""
         self.links = UrlElicitations()
         """The connection's accepted URL elicitations not completed yet (their ids are unique on it)."""
+        self.logs: dict[str, TurnLog] = {}
+        """The numbered logs of the turns running on this connection, by session (`acpkit serve` only)."""
+        self.on_takeover: Callable[[], None] | None = None
+        """Called when a client re-attaches to one of this connection's turns elsewhere (`acpkit serve`)."""
 
     def connect(self, conn: Client) -> None:
         """Use `conn` from now on (its raw sender when the SDK exposes it)."""
@@ -42,12 +48,48 @@ class Outbox:
         """Send one update (a model or its wire JSON); nothing before a connection exists."""
         if self.conn is None:
             return
+        if self.logs and (log := self.logs.get(session_id)) is not None:
+            await self._send_logged(log, session_id, update)
+            return
         if self._notify is not None:
             wire = update if isinstance(update, dict) else update_to_json(update)
             await self._notify("session/update", {"sessionId": session_id, "update": wire})
             return
         model = update_from_json(update) if isinstance(update, dict) else update
         await self.conn.session_update(session_id=session_id, update=model)
+
+    async def _send_logged(self, log: TurnLog, session_id: str, update: SessionUpdate | WireUpdate) -> None:
+        """Number and log an update of a turn; send it while the turn's client is attached."""
+        wire = update if isinstance(update, dict) else update_to_json(update)
+        seq = log.append({"u": wire})
+        if log.full:
+            await log.flush()
+        if log.attached:
+            try:
+                await self.send_numbered(session_id, wire, seq)
+            except (ConnectionError, RuntimeError):  # the client left: the turn goes on, logged
+                return
+
+    async def send_numbered(self, session_id: str, wire: WireUpdate, seq: int) -> None:
+        """Send one update carrying its number in the session's log (`_meta["acpkit.seq"]`)."""
+        if self._notify is not None:
+            await self._notify("session/update", {"sessionId": session_id, "update": wire, "_meta": {SEQ_META: seq}})
+        elif self.conn is not None:
+            await self.conn.session_update(
+                session_id=session_id, update=update_from_json(wire), field_meta={SEQ_META: seq}
+            )
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send one notification (an extension's) to the client."""
+        if self._notify is not None:
+            await self._notify(method, params)
+        elif self.conn is not None:
+            await self.conn.ext_notification(method.removeprefix("_"), params)
+
+    def follow(self, task: asyncio.Task[None]) -> None:
+        """Keep a re-attached follower's task until it ends (cancelled when the connection ends)."""
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def later(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
         """Send updates after the current response (used after `session/new` and `session/fork`)."""

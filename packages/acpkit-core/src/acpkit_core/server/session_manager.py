@@ -28,6 +28,7 @@ from .options import SessionOptions
 from .outbox import Outbox
 from .recording import interruption_updates
 from .sessions import LiveSession, WireMcpServer, mcp_servers_from_wire, replay_updates
+from .turn_log import TurnLogs
 
 __all__ = ["Admission", "SessionManager", "SessionOpenings"]
 
@@ -122,6 +123,8 @@ class SessionManager:
         self.openings = SessionOpenings()
         """Which sessions are open, counted across every connection sharing this runner (`acpkit serve`
         shares one): the runner's `close_session` hook runs when the last of them closes a session."""
+        self.turn_logs: TurnLogs | None = None
+        """Where turns log their updates so a client can re-attach (`acpkit serve` sets it; `None`: no log)."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 

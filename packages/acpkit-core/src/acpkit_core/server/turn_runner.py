@@ -32,7 +32,7 @@ from ..plan import PLAN_STATE_KEY, plan_from_json
 from ..presentation import kind_overrides, validate_presentation
 from ..prompt.meta import prompt_options
 from ..runner import ClientInfo, Runner, StopReason, turn_context
-from ..store import PromptMark, RewindStore
+from ..store import PromptMark, RewindStore, UpdateLogStore
 from ..store.base import now_iso
 from ..telemetry.observer import ConnectionProbe, TurnProbe, observer_of
 from ..thinking import show_thinking
@@ -47,6 +47,7 @@ from .rewinding import Rewinder, rewind_hint
 from .session_manager import SessionManager
 from .sessions import LiveSession
 from .turn import ServerTurn
+from .turn_log import SEQ_META, LoggedClient, TurnLog
 
 __all__ = ["CANCEL_GRACE_S", "USAGE_META_KEY", "PromptBlock", "TurnRunner", "prompt_response"]
 
@@ -135,6 +136,7 @@ class TurnRunner:
         session_options = self.sessions.session_options
         options = prompt_options(meta, models=[m.id for m in session_options.models])
         outbox = self.sessions.outbox
+        log = self._new_log(session_id)
         probe = self._probe(session_id, meta)
         send = functools.partial(outbox.send, session_id)
         emitter = TurnEmitter(
@@ -149,7 +151,7 @@ class TurnRunner:
             prompt=parsed,
             emitter=emitter,
             client=self.sessions.client,
-            conn=probe.client(outbox.conn) if probe is not None else outbox.conn,
+            conn=_logged(probe.client(outbox.conn) if probe is not None else outbox.conn, log),
             mode=session_options.mode(session),
             policy=self.options.permission_policy,
             remembered=live.remembered,
@@ -173,21 +175,69 @@ class TurnRunner:
         live.turn = turn
         live.idle.clear()
         began = memory.turn_began()
-        try:
-            await first_stage_done()  # what the warm-up is building, the turn would build again beside it
-            if probe is None:
-                response = await self._run(live, turn, blocks, command)
-            else:
-                response = await _observed(probe, self._run(live, turn, blocks, command))
-        finally:
-            live.turn = None
-            live.reset_transcript = False
-            live.idle.set()
-            _release_after_big_turn(size, memory.turn_grew(began), session.history.unloaded)
+
+        async def body() -> PromptResponse:
+            try:
+                if log is not None:
+                    await self._start_log(log)
+                await first_stage_done()  # what the warm-up is building, the turn would build again beside it
+                if probe is None:
+                    response = await self._run(live, turn, blocks, command)
+                else:
+                    response = await _observed(probe, self._run(live, turn, blocks, command))
+            except RequestError as exc:
+                if log is not None:
+                    await log.end({"error": {"code": exc.code, "message": str(exc), "data": exc.data}})
+                raise
+            except BaseException:
+                if log is not None:
+                    await log.end({"error": {"code": -32603, "message": "Internal error"}})
+                raise
+            finally:
+                live.turn = None
+                live.reset_transcript = False
+                live.idle.set()
+                _release_after_big_turn(size, memory.turn_grew(began), session.history.unloaded)
+                if log is not None:
+                    outbox.logs.pop(session_id, None)
+            if log is not None and live.retry is None:
+                response = _numbered(response, log.last + 1)  # the end's number: a client's cursor after the turn
+                await log.end({"end": response.model_dump(mode="json", by_alias=True, exclude_none=True)})
+            return response
+
+        if log is None:
+            response = await body()
+        else:
+            # The turn outlives its request's task: a client that drops its connection can re-attach.
+            response = await asyncio.shield(asyncio.ensure_future(body()))
         retry, live.retry = live.retry, None
         if retry:  # `/retry` undid the last prompt: it runs again, as this request's turn
             return await self.prompt(session_id, retry)
         return response
+
+    def _new_log(self, session_id: str) -> TurnLog | None:
+        """The turn's numbered log when the server keeps one (`acpkit serve` with a store that can)."""
+        logs = self.sessions.turn_logs
+        store = self.sessions.store
+        if logs is None or not isinstance(store, UpdateLogStore):
+            return None
+        log = TurnLog(
+            logs,
+            store,
+            session_id,
+            cancel=functools.partial(self.cancel, session_id),
+            flush_seconds=min(self.options.transcript_flush_ms, 50.0) / 1000.0,
+        )
+        log.on_takeover = self.sessions.outbox.on_takeover
+        return log
+
+    async def _start_log(self, log: TurnLog) -> None:
+        try:
+            await log.start()
+        except BaseException:
+            await log.end({"error": {"code": -32603, "message": "the turn could not start"}})
+            raise
+        self.sessions.outbox.logs[log.session_id] = log
 
     @property
     def lists_prompts(self) -> bool:
@@ -482,6 +532,18 @@ def _turn_usage(response: PromptResponse) -> Usage | None:
 def _adapter_name(runner: Runner) -> str:
     """The distribution-like name of the package a runner comes from (`pydantic-acp`, `langchain-acp`)."""
     return type(runner).__module__.split(".")[0].replace("_", "-")
+
+
+def _numbered(response: PromptResponse, seq: int) -> PromptResponse:
+    """`response` with `_meta["acpkit.seq"]`: the number of the turn's end in the session's log."""
+    meta = dict(response.field_meta or {})
+    meta[SEQ_META] = seq
+    return response.model_copy(update={"field_meta": meta})
+
+
+def _logged(conn: Any, log: TurnLog | None) -> Any:
+    """The turn's client connection, its permission questions through the log when there is one."""
+    return conn if log is None or conn is None else LoggedClient(conn, log)
 
 
 def _ended_unread(task: asyncio.Future[Any]) -> None:

@@ -22,10 +22,12 @@ from .memory import MemoryStore
 from .postgres import PostgresStore, SchemaTooNewError, is_postgres_url, migrate
 from .rewind import FileChange, PromptMark, RewindStore
 from .sqlite import SqliteStore
+from .update_log import LogEntry, UpdateLogStore
 
 __all__ = [
     "FileChange",
     "InvalidCursorError",
+    "LogEntry",
     "MemoryStore",
     "PostgresStore",
     "PromptMark",
@@ -37,6 +39,7 @@ __all__ = [
     "StoredSession",
     "TurnBusyError",
     "TurnStart",
+    "UpdateLogStore",
     "default_store_path",
     "migrate",
     "open_store",

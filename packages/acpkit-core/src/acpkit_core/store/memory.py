@@ -26,6 +26,7 @@ from .base import (
     session_to_json,
 )
 from .rewind import FileChange, PromptMark
+from .update_log import LogEntry
 
 __all__ = ["MemoryStore"]
 
@@ -42,6 +43,10 @@ class _Row:
     """Prompt marks, as JSON (state included), oldest first."""
     files: list[FileChange] = field(default_factory=list[FileChange])
     """File changes, in the order they were first recorded."""
+    log: list[LogEntry] = field(default_factory=list[LogEntry])
+    """The update log, in order."""
+    answers: dict[str, str] = field(default_factory=dict[str, str])
+    """The update log's named values."""
 
 
 class MemoryStore:
@@ -194,6 +199,42 @@ class MemoryStore:
 
     async def close(self) -> None:
         """Nothing to release."""
+
+    # --- UpdateLogStore ------------------------------------------------------------------------
+
+    async def log_append(self, session_id: str, entries: Sequence[LogEntry]) -> None:
+        """Add entries to the session's update log."""
+        row = self._rows.get(session_id)
+        if row is not None:
+            row.log.extend(entries)
+
+    async def log_read(self, session_id: str, after: int) -> list[LogEntry]:
+        """The log's entries numbered above `after`."""
+        row = self._rows.get(session_id)
+        return [e for e in row.log if e[0] > after] if row is not None else []
+
+    async def log_last(self, session_id: str) -> int:
+        """The log's highest number (0 when empty)."""
+        row = self._rows.get(session_id)
+        return row.log[-1][0] if row is not None and row.log else 0
+
+    async def log_trim(self, session_id: str, before: int) -> None:
+        """Drop the entries numbered below `before`, and every answer."""
+        row = self._rows.get(session_id)
+        if row is not None:
+            row.log = [e for e in row.log if e[0] >= before]
+            row.answers.clear()
+
+    async def log_answer(self, session_id: str, key: str, value: str) -> None:
+        """Set a named value of the session's log."""
+        row = self._rows.get(session_id)
+        if row is not None:
+            row.answers[key] = value
+
+    async def log_answers(self, session_id: str) -> dict[str, str]:
+        """The session's named values."""
+        row = self._rows.get(session_id)
+        return dict(row.answers) if row is not None else {}
 
     # --- RewindStore ---------------------------------------------------------------------------
 

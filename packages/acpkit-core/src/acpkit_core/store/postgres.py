@@ -30,6 +30,7 @@ from .base import (
     session_from_json,
     session_to_json,
 )
+from .postgres_log import LOG_MIGRATION, LOG_TABLES, PostgresLog
 from .postgres_rewind import REWIND_MIGRATION, REWIND_TABLES, PostgresRewinding, cut_history
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
         """,
     ),
     (2, REWIND_MIGRATION),
+    (3, LOG_MIGRATION),
 )
 """The schema, as numbered steps: a database at version N gets the steps after N, in order, once.
 
@@ -158,7 +160,7 @@ async def migrate(
     return latest
 
 
-class PostgresStore(PostgresRewinding):
+class PostgresStore(PostgresLog, PostgresRewinding):
     """Sessions in a Postgres database, shared by any number of agent processes on any machines.
 
     The same behaviour as [`SqliteStore`][acpkit_core.store.SqliteStore]: history and transcript
@@ -550,7 +552,14 @@ class PostgresStore(PostgresRewinding):
         """Remove a session, its history, transcript and lease (autovacuum reuses the space)."""
         pool = await self._ready()
         async with pool.connection() as conn, conn.transaction():
-            for table in ("acpkit_transcript", "acpkit_history", "acpkit_leases", *REWIND_TABLES, "acpkit_sessions"):
+            for table in (
+                "acpkit_transcript",
+                "acpkit_history",
+                "acpkit_leases",
+                *REWIND_TABLES,
+                *LOG_TABLES,
+                "acpkit_sessions",
+            ):
                 column = "id" if table == "acpkit_sessions" else "session_id"
                 await conn.execute(f"DELETE FROM {table} WHERE {column} = %s", (session_id,))
 

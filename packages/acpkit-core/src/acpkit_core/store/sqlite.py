@@ -17,6 +17,7 @@ from typing import TypeVar, TypeVarTuple
 
 from ..errors import SessionNotFoundError
 from ..runner import Session
+from . import sqlite_log
 from .base import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_PAGE_SIZE,
@@ -33,7 +34,9 @@ from .base import (
     session_from_json,
     session_to_json,
 )
+from .sqlite_log import LOG_TABLES
 from .sqlite_rewind import REWIND_SCHEMA, REWIND_TABLES, SqliteRewinding, cut_history
+from .update_log import LOG_SCHEMA, LogEntry
 
 __all__ = ["SqliteStore"]
 
@@ -72,10 +75,11 @@ CREATE TABLE IF NOT EXISTS leases (
 );
 """
     + REWIND_SCHEMA
+    + LOG_SCHEMA
 )
-_SCHEMA_VERSION = 3
+_SCHEMA_VERSION = 4
 """`PRAGMA user_version` of the current schema (1.x and early 2.0 files are 0, files without the
-rewind tables 2: migrated on open)."""
+rewind tables 2, without the update log 3: migrated on open)."""
 
 _WORKER_THREAD_NAME = "acpkit-sqlite"
 """Prefix of the name of each store's worker thread."""
@@ -340,6 +344,33 @@ class SqliteStore(SqliteRewinding):
         """Remove a session, its history, transcript and lease, and give the freed pages back."""
         await self._call(_delete, session_id)
 
+    # --- UpdateLogStore ---------------------------------------------------------------------------
+
+    async def log_append(self, session_id: str, entries: Sequence[LogEntry]) -> None:
+        """Add entries to the session's update log."""
+        if entries:
+            await self._call(sqlite_log.log_append, session_id, entries)
+
+    async def log_read(self, session_id: str, after: int) -> list[LogEntry]:
+        """The log's entries numbered above `after`."""
+        return await self._call(sqlite_log.log_read, session_id, after)
+
+    async def log_last(self, session_id: str) -> int:
+        """The log's highest number (0 when empty)."""
+        return await self._call(sqlite_log.log_last, session_id)
+
+    async def log_trim(self, session_id: str, before: int) -> None:
+        """Drop the entries numbered below `before`, and every answer."""
+        await self._call(sqlite_log.log_trim, session_id, before)
+
+    async def log_answer(self, session_id: str, key: str, value: str) -> None:
+        """Set a named value of the session's log."""
+        await self._call(sqlite_log.log_answer, session_id, key, value)
+
+    async def log_answers(self, session_id: str) -> dict[str, str]:
+        """The session's named values."""
+        return await self._call(sqlite_log.log_answers, session_id)
+
     async def close(self) -> None:
         """Close the database connection and stop the worker thread.
 
@@ -437,7 +468,7 @@ def _create(
 ) -> None:
     with _write(db):
         db.execute("INSERT INTO sessions (id, cwd, updated_at, data, server) VALUES (?, ?, ?, ?, ?)", row)
-        for table in ("transcript", "history", "leases", *REWIND_TABLES):
+        for table in ("transcript", "history", "leases", *REWIND_TABLES, *LOG_TABLES):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (row[0],))
         if lines is not None:
             _moved(db, len(lines))
@@ -572,7 +603,7 @@ def _transcript(db: sqlite3.Connection, session_id: str) -> list[JsonDict]:
 
 def _delete(db: sqlite3.Connection, session_id: str) -> None:
     with _write(db):
-        for table in ("transcript", "history", "leases", *REWIND_TABLES):
+        for table in ("transcript", "history", "leases", *REWIND_TABLES, *LOG_TABLES):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
         db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
     # `executescript` steps the pragma to the end (each step frees one page; `execute` takes one).

@@ -273,17 +273,21 @@ class AcpTestClient:
 
     @classmethod
     @asynccontextmanager
-    async def connect_url(cls, url: str, *, token: str | None = None, **options: Any) -> AsyncGenerator[AcpTestClient]:
+    async def connect_url(
+        cls, url: str, *, token: str | None = None, reconnect: bool = False, **options: Any
+    ) -> AsyncGenerator[AcpTestClient]:
         """Connect to a remote agent (`acpkit serve`) by URL: `ws://` / `wss://` (WebSocket) or
         `http://` / `https://` (Streamable HTTP), with a bearer `token` if the server wants one.
 
         Needs the `serve` extra. The client's fs, terminal and permission answers work as over stdio.
+        With `reconnect`, a dropped connection is re-established and its sessions re-attached, as
+        `acpkit chat --url` does (see [`open_remote`][acpkit_core.remote.open_remote]).
         """
         from ..remote.client import open_remote
 
         client = cls(**options)
         try:
-            async with open_remote(client, url, token=token) as conn:
+            async with open_remote(client, url, token=token, reconnect=reconnect) as conn:
                 client._attach(conn)
                 try:
                     yield client

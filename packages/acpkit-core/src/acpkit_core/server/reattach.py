@@ -1,0 +1,64 @@
+"""Re-attaching a client to a session's turn: `session/load` / `session/resume` with a cursor.
+
+With `_meta["acpkit.resume"] = {"after": N}`, the session is opened without replaying its
+transcript (the client has it up to update `N`) and a
+[`Follower`][acpkit_core.server.turn_log.Follower] sends the client the log after `N`: the
+updates (each with its number), a pending permission question asked again, and
+`_acpkit/turn_ended` with the turn's answer. See [`turn_log`][acpkit_core.server.turn_log].
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate
+
+from ..store import UpdateLogStore
+from .session_manager import SessionManager
+from .turn_log import SEQ_META, TURN_ENDED, Follower
+
+__all__ = ["REATTACH_CAPABILITY", "capability", "follow", "seq_meta"]
+
+REATTACH_CAPABILITY = "acpkit.resume"
+"""`agentCapabilities._meta` key saying the agent takes the cursor (`{"after": true, "turnEnded": ...}`)."""
+
+
+def follow(sessions: SessionManager, session_id: str, after: int) -> bool:
+    """Start sending the session's log after `after` to this connection's client; `False` without a log."""
+    logs = sessions.turn_logs
+    store = sessions.store
+    if logs is None or not isinstance(store, UpdateLogStore):
+        return False
+    outbox = sessions.outbox
+
+    async def send(seq: int, wire: dict[str, Any]) -> None:
+        await outbox.send_numbered(session_id, wire, seq)
+
+    async def ask(params: dict[str, Any]) -> RequestPermissionResponse:
+        assert outbox.conn is not None
+        return await outbox.conn.request_permission(
+            session_id=session_id,
+            tool_call=ToolCallUpdate.model_validate(params["toolCall"]),
+            options=[PermissionOption.model_validate(o) for o in params["options"]],
+        )
+
+    async def ended(message: dict[str, Any]) -> None:
+        await outbox.notify(TURN_ENDED, message)
+
+    follower = Follower(logs, store, session_id, after, send=send, ask=ask, ended=ended)
+    outbox.follow(asyncio.ensure_future(follower.run()))
+    return True
+
+
+async def seq_meta(sessions: SessionManager, session_id: str) -> dict[str, Any] | None:
+    """`_meta` of a `session/load` / `session/resume` answer: the number of the session's last log entry."""
+    store = sessions.store
+    if sessions.turn_logs is None or not isinstance(store, UpdateLogStore):
+        return None
+    return {SEQ_META: await store.log_last(session_id)}
+
+
+def capability() -> dict[str, Any]:
+    """The capability advertised under `agentCapabilities._meta` by an agent that keeps turn logs."""
+    return {REATTACH_CAPABILITY: {"after": True, "turnEnded": TURN_ENDED, "seq": SEQ_META}}
