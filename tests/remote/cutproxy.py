@@ -8,10 +8,12 @@ from collections.abc import AsyncGenerator
 
 
 class CutProxy:
-    """Forwards `127.0.0.1:port` to `target`; `cut()` resets every connection passing through now."""
+    """Forwards `127.0.0.1:port` to a target; `cut()` resets every connection passing through now."""
 
     def __init__(self, target_host: str, target_port: int) -> None:
-        self.target = (target_host, target_port)
+        self.targets = [(target_host, target_port)]
+        """Where connections go: the first; each cut moves on to the next (sticky between cuts, as a
+        proxy with an affinity cookie is)."""
         self.port = 0
         self.cuts = 0
         self._pairs: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
@@ -28,7 +30,7 @@ class CutProxy:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            up_reader, up_writer = await asyncio.open_connection(*self.target)
+            up_reader, up_writer = await asyncio.open_connection(*self.targets[self.cuts % len(self.targets)])
         except OSError:
             writer.close()
             return

@@ -167,6 +167,10 @@ class ResumingTransport:
                 message = await inner.receive()
                 if message is None:
                     break
+                if inner is not self._inner:
+                    # A dropped connection's late messages (the SDK's HTTP transport may still read a
+                    # session stream): what matters of them comes again, after the cursor.
+                    return
                 await self._incoming(message)
         except asyncio.CancelledError:
             raise
@@ -203,9 +207,13 @@ class ResumingTransport:
         elif method == TURN_ENDED and isinstance(session, str):
             self._turn_ended(session, params)
             return
-        elif method == "session/request_permission" and request_id is not None and isinstance(session, str):
-            if self._asked_again(request_id, session, params):
-                return
+        elif (
+            method == "session/request_permission"
+            and request_id is not None
+            and isinstance(session, str)
+            and self._asked_again(request_id, session, params)
+        ):
+            return
         self._queue.put_nowait(message)
 
     def _answered(self, request: dict[str, Any], answer: dict[str, Any]) -> None:
@@ -255,6 +263,9 @@ class ResumingTransport:
             return False
         key = (session, call_id)
         answer = self._answers.get(key)
+        logger.debug(
+            "question %r (%s): answered %s, open %r", request_id, call_id, answer is not None, self._open_asks.get(key)
+        )
         if answer is not None:  # the client answered it already: give that answer again
             self._spawn(self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": answer}))
             return True
@@ -276,11 +287,11 @@ class ResumingTransport:
         if self._closed or inner is not self._inner or self._reconnecting is not None:
             return
         self._ready.clear()
+        self._inner = None  # from now on nothing read from it counts
         self._reconnecting = asyncio.ensure_future(self._reconnect(inner))
 
     async def _reconnect(self, old: Any) -> None:
-        with contextlib.suppress(Exception):
-            await old.close()
+        self._spawn(self._close_quietly(old))  # (the HTTP transport's DELETE may wait on the dead connection)
         if self._pump is not None and self._pump is not asyncio.current_task():
             self._pump.cancel()
         delay = self.first_delay
@@ -361,6 +372,11 @@ class ResumingTransport:
         # log (nor seen here) means the prompt never reached a turn.
         if isinstance(last, int) and last <= before and self.last_seq.get(session, 0) <= before and request is not None:
             await inner.send(request)
+
+    @staticmethod
+    async def _close_quietly(transport: Any) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(transport.close(), 10.0)
 
     async def _send_quietly(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(Exception):

@@ -34,6 +34,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, Final, cast
 
+from ..server.turn_log import RESUME_META, TURN_ENDED
+
 __all__ = ["SESSION_SCOPED", "SSE_KEEPALIVE_SECONDS", "SseOutbox", "SseRouter"]
 
 SSE_KEEPALIVE_SECONDS: Final = 15.0
@@ -46,6 +48,12 @@ SESSION_SCOPED: Final = frozenset(
 session's stream."""
 
 _REOPENED: Final = frozenset({"session/load", "session/resume"})
+
+
+def _reattaching(message: dict[str, Any]) -> bool:
+    params = message.get("params")
+    meta: object = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and RESUME_META in meta
 
 
 def _session_of(message: dict[str, Any]) -> str | None:
@@ -158,6 +166,8 @@ class SseRouter:
         self._answers: dict[str, tuple[str, SseOutbox]] = {}
         """Requests of the client about a session, by JSON id: the session, and where the answer goes."""
         self._pins: dict[str, tuple[SseOutbox, int]] = {}
+        self._following: set[str] = set()
+        """Sessions whose client re-attached to a turn: their messages keep their stream until its end."""
         """The stream each session's messages take while requests about it run, and how many run."""
 
     @property
@@ -179,6 +189,10 @@ class SseRouter:
         if session is None:
             return
         stream, running = self._pins.get(session) or (self._session_stream(session) or self.main, 0)
+        if method in _REOPENED and _reattaching(message) and session not in self._following:
+            # What the client missed follows the answer until the turn's end: all on one stream, in order.
+            self._following.add(session)
+            running += 1
         self._pins[session] = (stream, running + 1)
         self._answers[json.dumps(message["id"])] = (session, stream if method in SESSION_SCOPED else self.main)
 
@@ -196,6 +210,11 @@ class SseRouter:
             return self.main
         if "id" in message:
             self.asked[json.dumps(message["id"])] = session
+        if message.get("method") == TURN_ENDED and session in self._following:
+            self._following.discard(session)
+            stream = self._pins.get(session, (self.main, 0))[0]
+            self._unpin(session)
+            return stream if stream is self.main or self.sessions.get(session) is stream else self.main
         pinned = self._pins.get(session)
         if pinned is None:
             return self._session_stream(session) or self.main

@@ -256,7 +256,7 @@ class TurnLog:
             if self.attached:
                 asked = asyncio.ensure_future(origin())
                 await asyncio.wait({asked, future}, return_when=asyncio.FIRST_COMPLETED)
-                if asked.done() and not asked.cancelled() and asked.exception() is None and self.attached:
+                if asked.done() and not asked.cancelled() and asked.exception() is None:
                     return asked.result()
             return await future
         finally:
@@ -360,7 +360,13 @@ class Follower:
         self._asking: dict[str, asyncio.Task[None]] = {}
 
     async def run(self) -> None:
-        """Follow until the turn's end is delivered (or nothing more can come)."""
+        """Follow until the turn's end is delivered, nothing more can come, or this client leaves too."""
+        try:
+            await self._run()
+        except (ConnectionError, RuntimeError) as exc:
+            logger.info("session %s: the re-attached client left (%s)", self.session_id, exc)
+
+    async def _run(self) -> None:
         local = self.logs.running.get(self.session_id)
         if local is not None:
             local.followers += 1
@@ -385,11 +391,8 @@ class Follower:
             if batch is None:
                 batch = await self.store.log_read(self.session_id, self.after)
                 if local is not None:  # and what the store does not have yet
-                    batch.extend(
-                        e
-                        for e in local.pending_after(local.flushed) or ()
-                        if e[0] > (batch[-1][0] if batch else self.after)
-                    )
+                    top = batch[-1][0] if batch else self.after
+                    batch.extend(local.pending_after(top) or ())
             for seq, text in batch:
                 if seq <= self.after:
                     continue
@@ -437,8 +440,8 @@ class Follower:
             response = await self._ask(params)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            logger.info("session %s: the re-attached client did not answer a question", self.session_id, exc_info=True)
+        except Exception as exc:
+            logger.info("session %s: the re-attached client did not answer a question (%s)", self.session_id, exc)
             return
         local = self.logs.running.get(self.session_id)
         if local is not None and local.answer(qid, response):

@@ -172,6 +172,8 @@ class TurnRunner:
             emitter.tool_calls.observer = probe
         if self.sessions.admission is not None:
             self.sessions.admission.turn()  # a limit shared with other connections (acpkit serve's quotas)
+        if log is not None:  # known to the connection at once: a client leaving before its first write detaches it
+            outbox.logs[session_id] = log
         live.turn = turn
         live.idle.clear()
         began = memory.turn_began()
@@ -235,9 +237,9 @@ class TurnRunner:
         try:
             await log.start()
         except BaseException:
+            self.sessions.outbox.logs.pop(log.session_id, None)
             await log.end({"error": {"code": -32603, "message": "the turn could not start"}})
             raise
-        self.sessions.outbox.logs[log.session_id] = log
 
     @property
     def lists_prompts(self) -> bool:

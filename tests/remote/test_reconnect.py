@@ -1,0 +1,127 @@
+"""Cut the client's TCP connection (not the server) mid-turn, many times: the client loses nothing.
+
+Real `acpkit serve` processes, a proxy between client and server that resets every connection it
+carries at random points of a streamed turn (text, a tool call, a permission question, more text),
+and `AcpTestClient.connect_url(..., reconnect=True)`, which reconnects and re-attaches by itself
+(the transport `acpkit chat --url` and `acpkit bridge` use). Each turn's transcript, as the client
+saw it, must equal the transcript of the same turn with no cut, exactly, with its answer; for both
+adapters, both profiles, and across two replicas on Postgres (the client's reconnects land on the
+other replica while the turn runs on the first).
+
+The cut points come from a seeded RNG; a failure prints the seed and the points.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+from acpkit_core.testing import AcpTestClient
+from cutproxy import CutProxy
+from replicas import Replica, replica
+
+pytestmark = [pytest.mark.timeout(240)]
+
+AGENTS = Path(__file__).parent / "agents"
+TARGETS = {"pydantic": AGENTS / "reconnect_pydantic.py", "langgraph": AGENTS / "reconnect_langgraph.py"}
+TOKEN = "reconnect-token-0123456789abcdef"
+CUTS = int(os.environ.get("RECONNECT_CUTS", "100"))
+"""Cut points per combination (spread over turns, `CUTS_PER_TURN` each)."""
+CUTS_PER_TURN = 10
+SEED = int(os.environ.get("RECONNECT_SEED", "23"))
+PROMPT = "Look up the tides and write a note"
+
+
+def normalised(updates: list[Any]) -> list[dict[str, Any]]:
+    """The updates as wire JSON, without what differs between two runs of one turn: `_meta` (the
+    numbers), timestamps, and message ids (replaced by their order of appearance)."""
+    ids: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for update in updates:
+        data = update.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"field_meta"})
+        data.pop("updatedAt", None)
+        if "messageId" in data:
+            data["messageId"] = ids.setdefault(data["messageId"], f"m{len(ids)}")
+        out.append(data)
+    return out
+
+
+async def one_turn(client: AcpTestClient, proxy: CutProxy | None, cuts: list[int]) -> tuple[str, list[dict[str, Any]]]:
+    """A fresh session's turn, the connection cut after each count of updates in `cuts`."""
+    sid = await client.new_session()
+    turn = asyncio.ensure_future(client.prompt(PROMPT, session_id=sid))
+    for count in cuts:
+        while len(client.updates.get(sid, [])) < count and not turn.done():
+            await asyncio.sleep(0.0005)
+        if turn.done():
+            break
+        assert proxy is not None
+        proxy.cut()
+    response = await asyncio.wait_for(turn, 60)
+    return response.stop_reason, normalised(client.updates.get(sid, []))
+
+
+@pytest.fixture
+def tokens(tmp_path: Path) -> list[str]:
+    path = tmp_path / "tokens"
+    path.write_text(f"alice:{TOKEN}\n")
+    return ["--token-file", str(path)]
+
+
+@pytest.fixture(params=["pydantic", "langgraph"])
+def target(request: pytest.FixtureRequest) -> Path:
+    return TARGETS[str(request.param)]
+
+
+@pytest.fixture(params=["ws", "http"])
+def scheme(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def _cut_many(serving: list[Replica], scheme: str, label: str) -> None:
+    """`CUTS` cuts over `CUTS / CUTS_PER_TURN` turns, each compared with an uncut one."""
+    first = urlparse(serving[0].url)
+    proxy = await CutProxy(first.hostname or "127.0.0.1", first.port or 0).start()
+    try:
+        if len(serving) > 1:
+            proxy.targets = [(urlparse(r.url).hostname or "127.0.0.1", urlparse(r.url).port or 0) for r in serving]
+            # each cut sends the client's next connections to the other replica
+        async with AcpTestClient.connect_url(proxy.url(scheme), token=TOKEN, reconnect=True) as client:
+            await client.initialize()
+            reference = await one_turn(client, None, [])
+            assert reference[0] == "end_turn"
+            kinds = [u["sessionUpdate"] for u in reference[1]]
+            assert "tool_call" in kinds and len(client.permission_requests) == 1, kinds
+            length = len(reference[1])
+            rng = random.Random(f"{SEED}-{label}")
+            for turn in range(CUTS // CUTS_PER_TURN):
+                cuts = sorted(rng.sample(range(1, length), CUTS_PER_TURN))
+                got = await one_turn(client, proxy, cuts)
+                assert got == reference, f"{label}: seed {SEED}, turn {turn}, cut after updates {cuts}"
+            assert proxy.cuts >= CUTS // 2  # (a turn may end before its last cut points)
+    finally:
+        await proxy.close()
+
+
+async def test_cuts_lose_no_update(tmp_path: Path, target: Path, scheme: str, tokens: list[str]) -> None:
+    store = str(tmp_path / "sessions.sqlite3")
+    async with replica(store, args=tokens, target=target) as server:
+        await _cut_many([server], scheme, f"{target.stem}-{scheme}")
+
+
+@pytest.fixture
+def postgres(request: pytest.FixtureRequest) -> str:
+    return str(request.getfixturevalue("postgres_url"))
+
+
+async def test_cuts_across_two_replicas_on_postgres(
+    postgres: str, target: Path, scheme: str, tokens: list[str]
+) -> None:
+    """Every reconnect goes to the other replica: the turn runs on one, the client follows it from the other."""
+    async with replica(postgres, args=tokens, target=target) as a, replica(postgres, args=tokens, target=target) as b:
+        await _cut_many([a, b], scheme, f"{target.stem}-{scheme}-pg")
