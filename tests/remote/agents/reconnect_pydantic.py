@@ -36,7 +36,9 @@ async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator
     if step == 0:
         yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"topic": "tides"}), tool_call_id="call-lookup")}
     elif step == 1:
-        yield {0: DeltaToolCall(name="write_note", json_args=json.dumps({"text": "high tide"}), tool_call_id="call-write")}
+        yield {
+            0: DeltaToolCall(name="write_note", json_args=json.dumps({"text": "high tide"}), tool_call_id="call-write")
+        }
 
 
 _model_agent = Agent(FunctionModel(stream_function=stream))

@@ -263,9 +263,6 @@ class ResumingTransport:
             return False
         key = (session, call_id)
         answer = self._answers.get(key)
-        logger.debug(
-            "question %r (%s): answered %s, open %r", request_id, call_id, answer is not None, self._open_asks.get(key)
-        )
         if answer is not None:  # the client answered it already: give that answer again
             self._spawn(self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": answer}))
             return True
@@ -284,6 +281,10 @@ class ResumingTransport:
     # --- reconnecting ------------------------------------------------------------------------------
 
     def _lost(self, inner: Any) -> None:
+        for waiter in self._internal.values():  # a re-attach in progress on it fails now (and is tried again)
+            if not waiter.done():
+                waiter.set_exception(ConnectionError("the connection dropped while re-attaching"))
+        self._internal.clear()
         if self._closed or inner is not self._inner or self._reconnecting is not None:
             return
         self._ready.clear()

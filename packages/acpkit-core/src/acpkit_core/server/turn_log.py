@@ -123,6 +123,8 @@ class TurnLog:
         self.flushed = 0
         """The number of the last entry the store has."""
         self._pending: list[tuple[int, str]] = []
+        self._writing: list[tuple[int, str]] = []
+        """The batch being written to the store."""
         self._pending_bytes = 0
         self._cancel = cancel
         self._flush_seconds = flush_seconds
@@ -174,12 +176,15 @@ class TurnLog:
             batch, self._pending, self._pending_bytes = self._pending, [], 0
             if not batch:
                 return
+            self._writing = batch  # still served from memory until the store has it
             try:
                 await self.store.log_append(self.session_id, batch)
             except BaseException:
                 self._pending[:0] = batch
                 self._pending_bytes += sum(len(t) for _, t in batch)
                 raise
+            finally:
+                self._writing = []
             self.flushed = batch[-1][0]
 
     async def _loop(self) -> None:
@@ -297,7 +302,7 @@ class TurnLog:
         """Entries after `after` held in memory, or `None` when some must be read from the store first."""
         if after < self.flushed:
             return None
-        return [e for e in self._pending if e[0] > after]
+        return [e for e in (*self._writing, *self._pending) if e[0] > after]
 
     async def changed(self) -> None:
         """Wait for the next entry (or the end)."""
