@@ -4,7 +4,7 @@
 Streamable HTTP transport. It remembers what a reconnect needs (the `initialize` request, each
 session's `cwd`, the number of the last update seen in each session, the prompts waiting for
 their answer) and, when the connection drops, reconnects with backoff, sends `initialize` again,
-and re-attaches every session with `session/resume` carrying `_meta["acpkit.resume"] =
+and re-attaches every session waiting for a turn's answer with `session/resume` carrying `_meta["acpkit.resume"] =
 {"after": N}`. The server then sends what the client missed, in order; updates already seen are
 dropped by their number; a permission question asked again is answered from the answer the client
 already gave (or passed on once); and `_acpkit/turn_ended` becomes the answer to the waiting
@@ -118,6 +118,8 @@ class ResumingTransport:
                 self._lost(inner)
                 if "method" not in message:  # an answer: a question still open is asked again
                     return
+                if message.get("method") == "session/prompt":
+                    return  # sent again on re-attach if (and only if) it never reached a turn
         raise ConnectionError("the remote connection is closed")
 
     async def receive(self) -> dict[str, Any] | None:
@@ -334,11 +336,12 @@ class ResumingTransport:
         return answer
 
     async def _reattach(self, inner: Any) -> None:
-        """`initialize`, then every known session re-attached after the last update seen."""
+        """`initialize`, then every session with a prompt waiting re-attached after the last update seen."""
         if self._init is None:
             return
         await self._request(inner, "initialize", self._init)
-        for session, opened in list(self._sessions.items()):
+        # Sessions waiting for a turn's answer re-attach; the others open on their next use.
+        for session, opened in [(s, p) for s, p in self._sessions.items() if s in self._prompts]:
             params: dict[str, Any] = {
                 "sessionId": session,
                 "cwd": opened.get("cwd"),
