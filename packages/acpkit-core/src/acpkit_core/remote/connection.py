@@ -329,6 +329,8 @@ class RemoteConnection:
     async def _deliver_counted(self, message: dict[str, Any]) -> None:
         """`_deliver`, counting the message (telemetry on)."""
         assert self.probe is not None
+        if self.silenced:
+            return
         self.last_active = time.monotonic()
         self.probe.counts.note(message, _size(message))
         await self._deliver_to(message)
