@@ -38,6 +38,9 @@ def scripted(**options: object) -> AcpAgent:
 # --- initialize -----------------------------------------------------------------------------------
 
 
+REWIND_META = {"methods": ["acpkit/session/prompts", "acpkit/session/rewind"], "forkMeta": "acpkit.fork"}
+
+
 class ImageRunner(ScriptedRunner):
     @property
     def capabilities(self) -> RunnerCapabilities:
@@ -63,7 +66,7 @@ async def test_initialize_advertises_exactly_what_works() -> None:
         "delete": {},
         "additionalDirectories": {},
     }  # no `fork`: it exists only in the unstable schema (see the opt-in test below)
-    assert "_meta" not in caps
+    assert caps["_meta"] == {"acpkit.rewind": REWIND_META}  # the memory store can rewind
     assert wire["authMethods"] == []
     assert agent.client.read_text_file and agent.client.terminal and not agent.client.boolean_config_options
     assert agent.client.unstable == frozenset()
@@ -80,7 +83,7 @@ async def test_a_client_that_opts_into_unstable_surfaces_is_told_which_it_gets(o
     caps = answer["result"]["agentCapabilities"]
     assert caps["sessionCapabilities"]["fork"] == {}
     agreed = {"promptUsage": {}, "sessionFork": {}} if opt_in is True else {"sessionFork": {}}
-    assert caps["_meta"] == {"acpkit.unstable": agreed}
+    assert caps["_meta"] == {"acpkit.unstable": agreed, "acpkit.rewind": REWIND_META}
     assert agent.client.uses("sessionFork") and forked != sid
 
 

@@ -509,3 +509,8 @@ class TurnEmitter:
         """Send an update that is not part of the transcript (session info, mode changes)."""
         await self.flush()
         await self._send(update_to_json(update))
+
+    async def send_wire(self, update: WireUpdate) -> None:
+        """Send an update already dumped as wire JSON, not part of the transcript (after the text before it)."""
+        await self.flush()
+        await self._send(update)

@@ -337,8 +337,7 @@ class TurnRunner:
     async def _send_commands(self, live: LiveSession, turn: ServerTurn) -> None:
         """Tell the client the new `/rewind` hint (never fails the turn: it is saved already)."""
         try:
-            await turn.emit.flush()
-            await self.sessions.outbox.send(turn.session.id, await self._commands_json(live))
+            await turn.emit.send_wire(await self._commands_json(live))
         except Exception:
             logger.warning("session %s: could not send the updated commands", turn.session.id, exc_info=True)
 
