@@ -78,6 +78,11 @@ UNSTABLE_SURFACES: tuple[UnstableSurface, ...] = (
         title="`fork` in `sessionCapabilities` (the method itself is served to every client)",
         rfd="session-fork",
     ),
+    UnstableSurface(
+        name="mcpOverAcp",
+        title="MCP servers the client serves over the ACP connection (`mcpCapabilities.acp`, `mcp/*`)",
+        rfd="mcp-over-acp",
+    ),
 )
 """Every unstable surface this agent can send, each behind its opt-in."""
 
