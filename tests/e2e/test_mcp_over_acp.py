@@ -10,6 +10,7 @@ import pytest
 from acp import RequestError
 from acpkit_core.runner import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
+from editor_mcp import editor_words
 from mcp.server import MCPServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
@@ -20,14 +21,7 @@ NOTES_SCRIPT = Path(__file__).parents[1] / "pydantic" / "pyd_mcp_server.py"
 
 def in_process_server() -> MCPServer:
     """A real MCP server living in the test client's process (the editor's own tools)."""
-    server = MCPServer("editor-words")
-
-    @server.tool()
-    def lookup_word(word: str) -> str:
-        """Look a word up in the editor's dictionary."""
-        return f"{word}: a word the editor knows"
-
-    return server
+    return editor_words()
 
 
 @pytest.mark.parametrize("which", ["pydantic", "langchain"])
@@ -54,6 +48,10 @@ async def test_the_agent_calls_a_tool_of_an_mcp_server_the_client_serves_over_ac
     assert connection.server_id == entry.server_id
     assert connection.methods[0] == "initialize" or connection.methods[0] == "server/discover"
     assert "tools/call" in connection.methods and "tools/list" in connection.methods
+    # The server's log line during the call went the other way: client → agent, as a notification.
+    logged = [m for d, m in c.wire if d == "sent" and m.get("method") == "mcp/message"]
+    assert [(m["params"]["method"], "id" in m) for m in logged] == [("notifications/message", False)]
+    assert logged[0]["params"]["params"]["data"] == "looking up ketchup"
     assert open_before_close == [connection.connection_id]
     assert connection.disconnected  # `session/close` closed the MCP session: `mcp/disconnect` was sent
     sent = [m for d, m in c.wire if d == "received" and m.get("method") == "mcp/connect"]

@@ -26,10 +26,12 @@ if __name__ == "__main__":
             returns = [
                 p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)
             ]
-            if not returns:
+            if not returns and "lookup_word" in [t.name for t in info.function_tools]:
                 yield {1: DeltaToolCall(name="lookup_word", json_args='{"word": "ketchup"}', tool_call_id="m1")}
-            else:
+            elif returns:
                 yield f"The MCP server said: {returns[-1].model_response_str()}"
+            else:
+                yield "No MCP server offers lookup_word."
 
         run_acp(Agent(FunctionModel(stream_function=stream), name="mcp-acp-pydantic"), store="memory")
     else:
