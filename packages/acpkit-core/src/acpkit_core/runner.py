@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .host import ClientHost
     from .plan import TurnPlan
     from .prompt.meta import OutputSchema
+    from .providers import LlmEndpoint
     from .tool_calls import ToolCalls
 
 __all__ = [
@@ -629,6 +630,15 @@ class Turn(Protocol):
     def model_id(self) -> str | None:
         """The model this prompt runs with, if models are offered: the prompt's own choice
         (`_meta.acpkit.model`, or `/model <id> <prompt>`), else the session's `model` config option."""
+        ...
+
+    @property
+    def llm_endpoint(self) -> LlmEndpoint | None:
+        """The model endpoint the client set (`providers/set`, an unstable surface), `None` when it set none.
+
+        A runner that implements [`ModelEndpoints`][acpkit_core.providers.ModelEndpoints] builds its
+        model on it for this turn (keeping the model's name): see [`acpkit_core.providers`][acpkit_core.providers].
+        """
         ...
 
     @property

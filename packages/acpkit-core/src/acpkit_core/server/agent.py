@@ -8,6 +8,7 @@ internals is in `server/_sdk.py`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError
@@ -30,6 +31,7 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ProvidersCapabilities,
     ResumeSessionResponse,
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
@@ -48,6 +50,14 @@ from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..extensions import ExtensionContext
 from ..mcp_over_acp import MCP_MESSAGE, McpOverAcp
+from ..providers import (
+    PROVIDERS_DISABLE,
+    PROVIDERS_LIST,
+    PROVIDERS_SET,
+    EndpointSupport,
+    ModelEndpoints,
+    ProviderSettings,
+)
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ..unstable import negotiate_unstable, unstable_answer
@@ -110,6 +120,13 @@ class AcpAgent:
         """Going back to an earlier prompt: the `_acpkit/session/*` extension and fork at a prompt."""
         self._serves_delete = False
         self._serves_logout = False
+        self.providers = ProviderSettings(
+            runner.model_endpoints()
+            if isinstance(runner, ModelEndpoints)
+            else EndpointSupport(refusal="this agent's runner does not build its model from a client's endpoint")
+        )
+        """This connection's custom LLM endpoint (`providers/*`, unstable)."""
+        self._serves_providers = False
         self.mcp_over_acp: McpOverAcp | None = None
         """The agent's end of MCP over ACP on this connection (`None` where the SDK's connection cannot be reached)."""
         self.auth = ConnectionAuth(self.options.auth)
@@ -136,6 +153,28 @@ class AcpAgent:
         self.outbox.requests = tracked(conn, self._peer_cancel)
         # MCP over ACP (unstable): the SDK has the models but neither sends nor routes `mcp/*`.
         self.mcp_over_acp = self._mcp_bridge(conn)
+        # Custom LLM endpoints (unstable): nor `providers/*`.
+        self._serves_providers = route_raw(
+            conn,
+            {
+                PROVIDERS_LIST: self._providers(self.providers.list),
+                PROVIDERS_SET: self._providers(self.providers.set),
+                PROVIDERS_DISABLE: self._providers(self.providers.disable),
+            },
+        )
+
+    def _providers(self, answer: Callable[[Any], dict[str, Any]]) -> Callable[[Any], Awaitable[dict[str, Any]]]:
+        """A `providers/*` handler: served to clients that opted into `providers` (-32601 for others)."""
+
+        async def handle(params: Any) -> dict[str, Any]:
+            if not self.client.uses("providers"):
+                raise RequestError.method_not_found(f"providers/{answer.__name__}")
+            await self.auth.require(f"providers/{answer.__name__}")
+            result = answer(params)
+            self.sessions.llm_endpoint = self.providers.endpoint
+            return result
+
+        return handle
 
     def _mcp_bridge(self, conn: Client) -> McpOverAcp | None:
         request, notify = raw_requester(conn), raw_notifier(conn)
@@ -161,6 +200,9 @@ class AcpAgent:
         if request.method in _FINISHED_WHEN_CANCELLED:
             return "ignore"
         return "cancel"
+
+    def _offers_providers(self) -> bool:
+        return self._serves_providers and self.client.uses("providers") and self.providers.support.swappable
 
     @property
     def conn(self) -> Client | None:
@@ -255,6 +297,8 @@ class AcpAgent:
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
                 auth=AgentAuthCapabilities(logout=LogoutCapabilities()) if self._serves_logout else None,
+                # `providers` is unstable: advertised to `providers` clients, for a runner that can swap its model.
+                providers=ProvidersCapabilities() if self._offers_providers() else None,
                 field_meta=self._capabilities_meta(meta),
             ),
             auth_methods=self.auth.wire_methods(),  # pyright: ignore[reportArgumentType]

@@ -18,6 +18,7 @@ from ..config import AgentOptions
 from ..errors import SessionBusyError, SessionNotFoundError
 from ..host import ClientHost
 from ..plan import PLAN_STATE_KEY, plan_from_json, plan_to_json
+from ..providers import LlmEndpoint
 from ..runner import ClientInfo, HistoryLog, McpServer, McpStreams, Runner, Session, SessionDeleter, SessionHooks
 from ..store import RewindStore, SessionStore, StoredSession, open_store
 from ..store.base import now_iso
@@ -125,6 +126,8 @@ class SessionManager:
         self.mcp_connector: Callable[[str], McpStreams] | None = None
         """Opens a connection to one of the client's MCP-over-ACP servers (by `serverId`); set when the
         client opted into `mcpOverAcp`, else `None` (such servers are refused)."""
+        self.llm_endpoint: LlmEndpoint | None = None
+        """The model endpoint the client set on this connection (`providers/set`), given to every turn."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 

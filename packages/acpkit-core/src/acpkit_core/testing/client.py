@@ -488,6 +488,18 @@ class AcpTestClient:
         """`logout` (the SDK's client has no method for it: sent as a raw request)."""
         await self._raw("logout", {})
 
+    async def providers_list(self) -> dict[str, Any]:
+        """`providers/list` (unstable; the SDK's client has no method for it): the agent's providers."""
+        return await self._raw("providers/list", {})
+
+    async def providers_set(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """`providers/set` (unstable) with these params (`providerId`, `apiType`, `baseUrl`, `headers`)."""
+        return await self._raw("providers/set", dict(params))
+
+    async def providers_disable(self, provider_id: str) -> dict[str, Any]:
+        """`providers/disable` (unstable)."""
+        return await self._raw("providers/disable", {"providerId": provider_id})
+
     async def _raw(self, method: str, params: dict[str, Any]) -> Any:
         """A request the SDK's client has no method for, through its JSON-RPC connection."""
         raw = self.c._conn  # pyright: ignore[reportPrivateUsage]
