@@ -175,6 +175,13 @@ async def drive(agent: Agent, root: Path, *, opted_in: bool) -> list[tuple[Direc
         for request_id in c.pending_requests("session/prompt"):
             await c.cancel_request(request_id)
         await asyncio.wait_for(turn, 10)
+        if opted_in:  # custom LLM endpoints, after the last turn (no turn reaches the endpoint)
+            listed = await c.providers_list()
+            for provider in listed["providers"]:
+                url = "http://127.0.0.1:9/v1"
+                params = {"providerId": provider["providerId"], "apiType": provider["supported"][0], "baseUrl": url}
+                await c.providers_set({**params, "headers": {"Authorization": "Bearer k"}})
+            await c.providers_disable("no-such-provider")
         await c.list_sessions()
         await c.load_session(sid)
         await c.resume_session(sid)

@@ -10,7 +10,7 @@ from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
 from langchain.agents import create_agent
-from langchain_acp import AcpMcpMiddleware, AcpPermissionMiddleware, ask_user, create_acp_agent
+from langchain_acp import AcpMcpMiddleware, AcpModelMiddleware, AcpPermissionMiddleware, ask_user, create_acp_agent
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from lc_helpers import Call, FakeChatModel, Reply, delete_file, read_file, slow_tool
@@ -52,7 +52,7 @@ class TestLangChainConformance(RunnerConformance):
             graph = create_agent(
                 model,
                 tools=[read_file, delete_file, slow_tool, pick_color],
-                middleware=[AcpMcpMiddleware(), AcpPermissionMiddleware()],
+                middleware=[AcpMcpMiddleware(), AcpModelMiddleware(), AcpPermissionMiddleware()],
             )
             return create_acp_agent(graph, **{f.name: getattr(options, f.name) for f in dataclasses.fields(options)})
 

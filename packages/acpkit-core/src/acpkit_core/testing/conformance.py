@@ -58,7 +58,10 @@ Unstable surfaces, for a client that negotiated them: MCP over ACP (`mcp`): a se
 serves through the connection reaches the runner as a
 [`ClientMcpServer`][acpkit_core.runner.ClientMcpServer] in `session.mcp_servers`, to connect as
 any other (`server.streams()` gives an MCP client session's streams); a plain client's is refused
-by core (`text`). A runner that connects no MCP servers sets `mcp_servers = False`.
+by core (`text`). A runner that connects no MCP servers sets `mcp_servers = False`. Custom LLM
+endpoints (`text`): a runner that can swap its model for one on the client's endpoint
+([`ModelEndpoints`][acpkit_core.providers.ModelEndpoints]) must run the turn there once the
+client set one (`turn.llm_endpoint`); any other runner is refused `providers/set` by core.
 
 `tool_ok` also runs with a `tool_presentation` for `read_file` in `options` (a title template, a
 kind, locations, code output), which the runner must honour: report tool calls through
@@ -672,6 +675,38 @@ class RunnerConformance:
         (connection,) = c.mcp.connections.values()
         assert connection.server_id == entry.server_id and "tools/call" in connection.methods
         assert connection.disconnected  # closing the session closed its MCP connection (`mcp/disconnect`)
+
+    async def test_custom_llm_endpoint(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """`providers/*` (unstable): only for a client that opted into `providers`. A runner that can swap
+        its model ([`ModelEndpoints`][acpkit_core.providers.ModelEndpoints]) lists `main` and, once the
+        client set an endpoint, runs the `text` turn there (here a closed port: the turn fails -32603);
+        any other is not advertised the capability, lists nothing and refuses `providers/set` (-32602)."""
+        async with AcpTestClient.connect(agent_factory("text", options)) as plain:
+            await plain.initialize()
+            with pytest.raises(RequestError) as hidden:
+                await plain.providers_list()
+        assert hidden.value.code == -32601
+        closed = {"providerId": "main", "baseUrl": "http://127.0.0.1:9/v1", "headers": {"Authorization": "Bearer k"}}
+        async with AcpTestClient.connect(agent_factory("text", options), unstable=["providers"]) as c:
+            init = await c.initialize()
+            listed = await c.providers_list()
+            sid = await c.new_session()
+            caps = init.agent_capabilities
+            assert caps is not None
+            if not listed["providers"]:  # the runner cannot swap its model: refused, with the reason
+                assert caps.providers is None
+                with pytest.raises(RequestError) as refused:
+                    await c.providers_set({**closed, "apiType": "openai"})
+                assert refused.value.code == -32602
+                return
+            assert caps.providers is not None
+            (main,) = listed["providers"]
+            assert (main["providerId"], main["required"]) == ("main", True) and main["supported"]
+            await c.providers_set({**closed, "apiType": main["supported"][0]})
+            assert (await c.providers_list())["providers"][0]["current"]["baseUrl"] == closed["baseUrl"]
+            with pytest.raises(RequestError) as failed:
+                await c.prompt("Say hello.", session_id=sid)
+        assert failed.value.code == -32603  # the model call went to the client's (closed) endpoint
 
 
 def _editor_words() -> Any:
