@@ -93,6 +93,8 @@ class ScenarioRunner:
 class TestScenarioRunnerConformance(RunnerConformance):
     """Every required scenario against `ScenarioRunner`."""
 
+    mcp_servers = False  # it connects no MCP servers: the MCP-over-ACP scenario is skipped, with the reason
+
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:
         def make(scenario: str, options: AgentOptions) -> AcpAgent:

@@ -50,10 +50,16 @@ STATUS: dict[str, tuple[Support, str]] = {
     "agent:session/prompt": ("yes", "Usage in `_meta`, or at the root for `promptUsage` clients."),
     "agent:session/cancel": ("yes", ""),
     "agent:session/fork": ("negotiated", "Served to every client; advertised to `sessionFork` clients."),
-    "agent:mcp/message": ("planned", "MCP over ACP (issue 25, item 12)."),
-    "agent:providers/list": ("planned", "Custom LLM endpoints (issue 25, item 13)."),
-    "agent:providers/set": ("planned", "Custom LLM endpoints (issue 25, item 13)."),
-    "agent:providers/disable": ("planned", "Custom LLM endpoints (issue 25, item 13)."),
+    "agent:mcp/message": (
+        "negotiated",
+        "MCP over ACP: what the client's MCP server sends the agent ([MCP over ACP](#mcp-over-acp)).",
+    ),
+    "agent:providers/list": (
+        "negotiated",
+        "Custom LLM endpoints, for `providers` clients: `main`, the agent's model ([below](#custom-llm-endpoints)).",
+    ),
+    "agent:providers/set": ("negotiated", "The next turns run on the client's endpoint (both adapters)."),
+    "agent:providers/disable": ("negotiated", "`main` is required; an unknown id succeeds."),
     "agent:nes/start": ("no", "Next-edit suggestions are an editor feature, not an agent framework's."),
     "agent:nes/suggest": ("no", ""),
     "agent:nes/accept": ("no", ""),
@@ -76,9 +82,9 @@ STATUS: dict[str, tuple[Support, str]] = {
     "client:terminal/release": ("yes", "Always, whatever happened."),
     "client:elicitation/create": ("yes", "Form and URL mode, as advertised ([Asking the user](core/questions.md))."),
     "client:elicitation/complete": ("yes", "For an accepted link, once."),
-    "client:mcp/connect": ("planned", "MCP over ACP (issue 25, item 12)."),
-    "client:mcp/message": ("planned", ""),
-    "client:mcp/disconnect": ("planned", ""),
+    "client:mcp/connect": ("negotiated", "MCP over ACP, for `mcpOverAcp` clients: by both adapters' MCP loaders."),
+    "client:mcp/message": ("negotiated", "Every MCP request and notification of the agent's MCP session."),
+    "client:mcp/disconnect": ("negotiated", "When the session's MCP servers close."),
     # --- protocol methods (either side) ---
     "protocol:$/cancel_request": ("yes", "Both ways: see [request cancellation](#request-cancellation)."),
     # --- session/update kinds ---

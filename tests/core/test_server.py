@@ -82,7 +82,8 @@ async def test_a_client_that_opts_into_unstable_surfaces_is_told_which_it_gets(o
     answer = next(m for d, m in c.wire if d == "received" and m.get("id") == 0)
     caps = answer["result"]["agentCapabilities"]
     assert caps["sessionCapabilities"]["fork"] == {}
-    agreed = {"promptUsage": {}, "sessionFork": {}} if opt_in is True else {"sessionFork": {}}
+    every = {"mcpOverAcp": {}, "promptUsage": {}, "providers": {}, "sessionFork": {}}
+    agreed = every if opt_in is True else {"sessionFork": {}}
     assert caps["_meta"] == {"acpkit.unstable": agreed, "acpkit.rewind": REWIND_META}
     assert agent.client.uses("sessionFork") and forked != sid
 

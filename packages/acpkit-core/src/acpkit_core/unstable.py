@@ -78,6 +78,16 @@ UNSTABLE_SURFACES: tuple[UnstableSurface, ...] = (
         title="`fork` in `sessionCapabilities` (the method itself is served to every client)",
         rfd="session-fork",
     ),
+    UnstableSurface(
+        name="mcpOverAcp",
+        title="MCP servers the client serves over the ACP connection (`mcpCapabilities.acp`, `mcp/*`)",
+        rfd="mcp-over-acp",
+    ),
+    UnstableSurface(
+        name="providers",
+        title="the client's own LLM endpoint for the agent's model (`providers/*`)",
+        rfd="custom-llm-endpoint",
+    ),
 )
 """Every unstable surface this agent can send, each behind its opt-in."""
 

@@ -33,6 +33,7 @@ from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import RewindError, UserError
 from acpkit_core.ir import Prompt, Text
 from acpkit_core.permissions import EditHook
+from acpkit_core.providers import EndpointSupport
 from acpkit_core.rewind import RewindPoint
 from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, ToolSource, Turn
 from acpkit_core.stop import limit_message, request_limit_message, stop_reason_from_finish
@@ -49,12 +50,14 @@ from ._approvals import plan_questions, resume_value, to_decision
 from ._callbacks import AcpCallbackHandler
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, current_binding
+from ._endpoints import endpoint_support
 from ._events import StreamMapper
 from ._fallback import FallbackWatcher
 from ._gate import RequestLimitReached, gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._mcp import MCP_SERVER_METADATA, McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
+from ._model_middleware import has_model_middleware
 from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._rewind import PROMPT_METADATA_KEY, apply_start, find_start
@@ -191,6 +194,12 @@ class LangGraphRunner:
     def uses_mcp(self) -> bool:
         """True when the session's MCP servers reach the graph: a graph factory, or `AcpMcpMiddleware` in it."""
         return self.graph_factory is not None or (self.graph is not None and has_mcp_middleware(self.graph))
+
+    def model_endpoints(self) -> EndpointSupport:
+        """The client may route the model through its own endpoint (`providers/set`) when the graph has
+        `AcpModelMiddleware`; otherwise (a fixed model, or a `graph_factory`) it is refused, saying why."""
+        nodes = list(self.graph.nodes) if self.graph is not None else []
+        return endpoint_support(swappable=has_model_middleware(nodes), factory=self.graph_factory is not None)
 
     @property
     def capabilities(self) -> RunnerCapabilities:

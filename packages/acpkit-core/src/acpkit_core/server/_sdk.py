@@ -19,6 +19,9 @@ The server leans on three things the `agent-client-protocol` SDK does not export
   `$/cancel_request` either way (it is optional in ACP), everything else works.
 - the router again for `logout` and `$/cancel_request`, which the SDK does not route. Without it:
   `logout` answers -32601 and `agentCapabilities.auth.logout` is not advertised.
+- the router and the connection's `send_request` again for MCP over ACP (`mcp/connect`,
+  `mcp/message`, `mcp/disconnect`), which the SDK has models for but does not route or send.
+  Without them: `mcpCapabilities.acp` is not advertised and ACP-transport servers are refused.
 - `Connection.add_observer`, to record every raw message of the test client
   ([`observe_wire`][acpkit_core.server._sdk.observe_wire]).
 
@@ -30,12 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from acp.connection import Connection, StreamEvent
 from acp.meta import AGENT_METHODS
-from acp.router import MessageRouter
+from acp.router import MessageRouter, Route
 from acp.schema import CancelRequestNotification, DeleteSessionRequest, LogoutRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,7 +51,9 @@ __all__ = [
     "WirePromptRequest",
     "observe_wire",
     "raw_notifier",
+    "raw_requester",
     "route_logout",
+    "route_raw",
     "route_session_delete",
     "route_wire_prompt",
     "track_requests",
@@ -83,6 +88,35 @@ def route_session_delete(conn: object, handler: object) -> bool:
         return False
     method = AGENT_METHODS["session_delete"]
     router.route_request(method, DeleteSessionRequest, handler, "delete_session", adapt_result=normalize_result)
+    return True
+
+
+def raw_requester(conn: object) -> Callable[[str, Any], Awaitable[Any]] | None:
+    """The SDK connection's own request sender (method, params → result), `None` when unreachable.
+
+    For methods the SDK has no client or agent method for (`mcp/connect`, `mcp/message`, ...).
+    """
+    raw = _connection(conn)
+    return raw.send_request if raw is not None else None
+
+
+def route_raw(
+    conn: object,
+    requests: Mapping[str, Callable[[Any], Awaitable[Any]]],
+    notifications: Mapping[str, Callable[[Any], Awaitable[None]]] = {},
+) -> bool:
+    """Route methods the SDK does not know to handlers taking the raw params (wire JSON).
+
+    Used for MCP over ACP (`mcp/message` both ways, `mcp/connect` and `mcp/disconnect` on the
+    client). `False` (nothing routed) when the router cannot be reached.
+    """
+    router = _router(conn)
+    if router is None:
+        return False
+    for method, func in requests.items():
+        router.add_route(Route(method=method, func=func, kind="request"))
+    for method, func in notifications.items():
+        router.add_route(Route(method=method, func=func, kind="notification"))
     return True
 
 

@@ -8,6 +8,7 @@ internals is in `server/_sdk.py`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError
@@ -30,6 +31,7 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ProvidersCapabilities,
     ResumeSessionResponse,
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
@@ -47,11 +49,28 @@ from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..extensions import ExtensionContext
+from ..mcp_over_acp import MCP_MESSAGE, McpOverAcp
+from ..providers import (
+    PROVIDERS_DISABLE,
+    PROVIDERS_LIST,
+    PROVIDERS_SET,
+    EndpointSupport,
+    ModelEndpoints,
+    ProviderSettings,
+)
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ..unstable import negotiate_unstable, unstable_answer
 from ._boundary import boundary
-from ._sdk import route_logout, route_session_delete, route_wire_prompt, tracked
+from ._sdk import (
+    raw_notifier,
+    raw_requester,
+    route_logout,
+    route_raw,
+    route_session_delete,
+    route_wire_prompt,
+    tracked,
+)
 from .builtins import BuiltinCommands
 from .commands import collect_commands
 from .memory import limit_retained_memory
@@ -101,6 +120,15 @@ class AcpAgent:
         """Going back to an earlier prompt: the `_acpkit/session/*` extension and fork at a prompt."""
         self._serves_delete = False
         self._serves_logout = False
+        self.providers = ProviderSettings(
+            runner.model_endpoints()
+            if isinstance(runner, ModelEndpoints)
+            else EndpointSupport(refusal="this agent's runner does not build its model from a client's endpoint")
+        )
+        """This connection's custom LLM endpoint (`providers/*`, unstable)."""
+        self._serves_providers = False
+        self.mcp_over_acp: McpOverAcp | None = None
+        """The agent's end of MCP over ACP on this connection (`None` where the SDK's connection cannot be reached)."""
         self.auth = ConnectionAuth(self.options.auth)
         """This connection's authentication state (`AgentOptions.auth`); a transport that authenticated
         the connection itself calls `auth.grant(...)`."""
@@ -123,6 +151,47 @@ class AcpAgent:
         route_wire_prompt(conn, self)
         # `$/cancel_request` both ways (the SDK has no request cancellation).
         self.outbox.requests = tracked(conn, self._peer_cancel)
+        # MCP over ACP (unstable): the SDK has the models but neither sends nor routes `mcp/*`.
+        self.mcp_over_acp = self._mcp_bridge(conn)
+        # Custom LLM endpoints (unstable): nor `providers/*`.
+        self._serves_providers = route_raw(
+            conn,
+            {
+                PROVIDERS_LIST: self._providers(self.providers.list),
+                PROVIDERS_SET: self._providers(self.providers.set),
+                PROVIDERS_DISABLE: self._providers(self.providers.disable),
+            },
+        )
+
+    def _providers(self, answer: Callable[[Any], dict[str, Any]]) -> Callable[[Any], Awaitable[dict[str, Any]]]:
+        """A `providers/*` handler: served to clients that opted into `providers` (-32601 for others)."""
+
+        async def handle(params: Any) -> dict[str, Any]:
+            if not self.client.uses("providers"):
+                raise RequestError.method_not_found(f"providers/{answer.__name__}")
+            await self.auth.require(f"providers/{answer.__name__}")
+            result = answer(params)
+            self.sessions.llm_endpoint = self.providers.endpoint
+            return result
+
+        return handle
+
+    def _mcp_bridge(self, conn: Client) -> McpOverAcp | None:
+        request, notify = raw_requester(conn), raw_notifier(conn)
+        if request is None or notify is None:
+            return None
+        bridge = McpOverAcp(request, notify)
+
+        async def message(params: Any) -> Any:
+            if not self.client.uses("mcpOverAcp"):
+                raise RequestError.method_not_found(MCP_MESSAGE)
+            return await bridge.on_message(params)
+
+        async def notification(params: Any) -> None:
+            if self.client.uses("mcpOverAcp"):
+                await bridge.on_notification(params)
+
+        return bridge if route_raw(conn, {MCP_MESSAGE: message}, {MCP_MESSAGE: notification}) else None
 
     def _peer_cancel(self, request: Incoming) -> Literal["handled", "cancel", "ignore"]:
         """The client's `$/cancel_request`: a prompt ends its turn `cancelled`; a delete or close finishes."""
@@ -131,6 +200,9 @@ class AcpAgent:
         if request.method in _FINISHED_WHEN_CANCELLED:
             return "ignore"
         return "cancel"
+
+    def _offers_providers(self) -> bool:
+        return self._serves_providers and self.client.uses("providers") and self.providers.support.swappable
 
     @property
     def conn(self) -> Client | None:
@@ -194,6 +266,8 @@ class AcpAgent:
         )
         self.auth.client = client_info.name if client_info else None
         self.auth.terminal = self.client.auth_terminal
+        mcp_over_acp = self.mcp_over_acp is not None and self.client.uses("mcpOverAcp")
+        self.sessions.mcp_connector = self.mcp_over_acp.connect if mcp_over_acp and self.mcp_over_acp else None
         warm_sdk_models()  # the SDK models a session uses, built in the background (once per process)
         rc = self.capabilities
         meta = {**(self.options.extensions.capabilities() if self.options.extensions else {})}
@@ -211,7 +285,8 @@ class AcpAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=rc.image, audio=rc.audio, embedded_context=rc.embedded_context
                 ),
-                mcp_capabilities=McpCapabilities(http=rc.mcp_http, sse=rc.mcp_sse),
+                # `acp` (MCP over ACP) is unstable: advertised to clients that opted into `mcpOverAcp`.
+                mcp_capabilities=McpCapabilities(http=rc.mcp_http, sse=rc.mcp_sse, acp=True if mcp_over_acp else None),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
@@ -222,6 +297,8 @@ class AcpAgent:
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
                 auth=AgentAuthCapabilities(logout=LogoutCapabilities()) if self._serves_logout else None,
+                # `providers` is unstable: advertised to `providers` clients, for a runner that can swap its model.
+                providers=ProvidersCapabilities() if self._offers_providers() else None,
                 field_meta=self._capabilities_meta(meta),
             ),
             auth_methods=self.auth.wire_methods(),  # pyright: ignore[reportArgumentType]
@@ -365,6 +442,8 @@ class AcpAgent:
     async def shutdown(self) -> None:
         """Close every open session (hooks) and the store; called when the connection ends."""
         await self.sessions.shutdown()
+        if self.mcp_over_acp is not None:
+            await self.mcp_over_acp.close()
         self.outbox.close()
 
     # --- modes and config options ---------------------------------------------------------------

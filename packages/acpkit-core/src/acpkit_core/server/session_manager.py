@@ -8,17 +8,18 @@ import copy
 import logging
 import os
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Protocol, runtime_checkable
 
 from acp import RequestError
-from acp.schema import AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, PlanEntry, SessionInfo
+from acp.schema import AcpMcpServer, AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, PlanEntry, SessionInfo
 
 from ..config import AgentOptions
 from ..errors import SessionBusyError, SessionNotFoundError
 from ..host import ClientHost
 from ..plan import PLAN_STATE_KEY, plan_from_json, plan_to_json
-from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
+from ..providers import LlmEndpoint
+from ..runner import ClientInfo, HistoryLog, McpServer, McpStreams, Runner, Session, SessionDeleter, SessionHooks
 from ..store import RewindStore, SessionStore, StoredSession, open_store
 from ..store.base import now_iso
 from ..telemetry.observer import store_timer
@@ -122,6 +123,11 @@ class SessionManager:
         self.openings = SessionOpenings()
         """Which sessions are open, counted across every connection sharing this runner (`acpkit serve`
         shares one): the runner's `close_session` hook runs when the last of them closes a session."""
+        self.mcp_connector: Callable[[str], McpStreams] | None = None
+        """Opens a connection to one of the client's MCP-over-ACP servers (by `serverId`); set when the
+        client opted into `mcpOverAcp`, else `None` (such servers are refused)."""
+        self.llm_endpoint: LlmEndpoint | None = None
+        """The model endpoint the client set on this connection (`providers/set`), given to every turn."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 
@@ -237,6 +243,19 @@ class SessionManager:
                 except Exception:
                     logger.exception("session %s: close_session hook failed", session.id)
 
+    def mcp_servers(self, servers: list[WireMcpServer] | None) -> tuple[McpServer, ...]:
+        """The client's `mcpServers` for a session; an ACP-transport one (MCP over ACP) is -32602 unless
+        the client opted into `mcpOverAcp` (then `mcp_connector` opens it)."""
+        if self.mcp_connector is None:
+            for index, server in enumerate(servers or ()):
+                if isinstance(server, AcpMcpServer):
+                    reason = (
+                        f"{server.name!r} has type acp (MCP over ACP): this agent accepts it only from a client "
+                        "that opted into the unstable surface mcpOverAcp (it then answers mcpCapabilities.acp: true)"
+                    )
+                    raise RequestError.invalid_params({f"mcpServers[{index}]": reason})
+        return mcp_servers_from_wire(servers, connector=self.mcp_connector)
+
     @staticmethod
     def _check_cwd(cwd: str) -> None:
         if not os.path.isabs(cwd):
@@ -254,7 +273,7 @@ class SessionManager:
         session = Session(
             id=uuid.uuid4().hex,
             cwd=cwd,
-            mcp_servers=mcp_servers_from_wire(mcp_servers),
+            mcp_servers=self.mcp_servers(mcp_servers),
             additional_directories=tuple(additional_directories or ()),
             created_at=now,
             updated_at=now,
@@ -289,7 +308,7 @@ class SessionManager:
             raise SessionBusyError(f"session {session_id!r} is running a turn; cancel it before loading it again")
         session = stored.session
         session.cwd = cwd
-        session.mcp_servers = mcp_servers_from_wire(mcp_servers)
+        session.mcp_servers = self.mcp_servers(mcp_servers)
         if additional_directories is not None:
             session.additional_directories = tuple(additional_directories)
         if live is not None:
@@ -326,7 +345,7 @@ class SessionManager:
         session = Session(
             id=uuid.uuid4().hex,
             cwd=cwd,
-            mcp_servers=mcp_servers_from_wire(mcp_servers),
+            mcp_servers=self.mcp_servers(mcp_servers),
             additional_directories=tuple(additional_directories or source.additional_directories),
             mode_id=source.mode_id,
             config=dict(source.config),

@@ -17,6 +17,7 @@ from ..permissions import PermissionGate, PermissionPolicy, RememberedPermission
 from ..plan import PlanChange, PlanProvider, TurnPlan
 from ..presentation import ToolPresentation, ToolPresenter
 from ..prompt.meta import OutputSchema, PromptOptions
+from ..providers import LlmEndpoint
 from ..runner import ClientInfo, PermissionDecision, PlanItem, Session
 from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
@@ -57,8 +58,10 @@ class ServerTurn:
         plan_provider: PlanProvider | None = None,
         prompt_id: str = "",
         files: FileLedger | None = None,
+        llm_endpoint: LlmEndpoint | None = None,
     ) -> None:
         self._session = session
+        self._llm_endpoint = llm_endpoint
         self._max_requests = max_requests
         self._prompt = prompt
         self._options = options or PromptOptions()
@@ -191,6 +194,11 @@ class ServerTurn:
             return self._options.model
         value = self._session.config.get("model")
         return value if isinstance(value, str) else None
+
+    @property
+    def llm_endpoint(self) -> LlmEndpoint | None:
+        """The model endpoint the client set on this connection (`providers/set`, unstable), if any."""
+        return self._llm_endpoint
 
     @property
     def max_requests(self) -> int:
