@@ -47,6 +47,7 @@ from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..extensions import ExtensionContext
+from ..host_tools import client_info_for
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ..unstable import negotiate_unstable, unstable_answer
@@ -180,7 +181,7 @@ class AcpAgent:
         boolean = caps.session is not None and caps.session.config_options is not None
         boolean = boolean and caps.session.config_options.boolean is not None  # pyright: ignore[reportOptionalMemberAccess]
         unstable = negotiate_unstable(caps)
-        self.sessions.client = ClientInfo(
+        advertised = ClientInfo(
             name=client_info.name if client_info else None,
             read_text_file=bool(fs and fs.read_text_file),
             write_text_file=bool(fs and fs.write_text_file),
@@ -192,6 +193,7 @@ class AcpAgent:
             unstable=unstable,
             remove_file=_removes_files(caps),
         )
+        self.sessions.client = client_info_for(advertised, self.options.host_tools)  # what the tools may use
         self.auth.client = client_info.name if client_info else None
         self.auth.terminal = self.client.auth_terminal
         warm_sdk_models()  # the SDK models a session uses, built in the background (once per process)

@@ -17,6 +17,7 @@ from acp.schema import AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, P
 from ..config import AgentOptions
 from ..errors import SessionBusyError, SessionNotFoundError
 from ..host import ClientHost
+from ..host_tools import Workspace, check_host_tools
 from ..plan import PLAN_STATE_KEY, plan_from_json, plan_to_json
 from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
 from ..store import RewindStore, SessionStore, StoredSession, open_store
@@ -122,6 +123,10 @@ class SessionManager:
         self.openings = SessionOpenings()
         """Which sessions are open, counted across every connection sharing this runner (`acpkit serve`
         shares one): the runner's `close_session` hook runs when the last of them closes a session."""
+        roots = check_host_tools(options.host_tools, options.allowed_paths)
+        self.workspace = Workspace(roots) if roots else None
+        """The server's files and terminals, serving the agent's file and terminal tools with
+        `host_tools="server"` (`None` otherwise)."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 
@@ -193,7 +198,8 @@ class SessionManager:
 
     def host_for(self, session: Session) -> ClientHost:
         """The client's files and terminal for `session` outside a turn (as a turn's `host`)."""
-        return ClientHost.for_session(self.outbox.conn, session, self.client, tuple(self.options.allowed_paths))
+        conn = self.workspace if self.workspace is not None else self.outbox.conn
+        return ClientHost.for_session(conn, session, self.client, tuple(self.options.allowed_paths))
 
     def forget(self, session_id: str) -> None:
         """Drop the open session from memory (read again from the store on next use)."""
@@ -237,10 +243,13 @@ class SessionManager:
                 except Exception:
                     logger.exception("session %s: close_session hook failed", session.id)
 
-    @staticmethod
-    def _check_cwd(cwd: str) -> None:
+    def _where(self, cwd: str, directories: list[str] | None) -> tuple[str, list[str] | None]:
+        """The session's cwd and additional directories: as sent, or inside the server's workspace."""
         if not os.path.isabs(cwd):
             raise RequestError.invalid_params({"details": f"cwd must be an absolute path, got {cwd!r}"})
+        if self.workspace is None:
+            return cwd, directories
+        return self.workspace.session_cwd(cwd), self.workspace.session_directories(directories)
 
     # --- lifecycle --------------------------------------------------------------------------------
 
@@ -248,7 +257,7 @@ class SessionManager:
         self, cwd: str, additional_directories: list[str] | None, mcp_servers: list[WireMcpServer] | None
     ) -> Session:
         """Create, store and open a session."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room()
         now = now_iso()
         session = Session(
@@ -281,7 +290,7 @@ class SessionManager:
         replay: bool,
     ) -> Session:
         """Open a stored session with the client's cwd and MCP servers; replay its transcript if asked."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room(session_id)
         stored = await self.stored(session_id)
         live = self._live.get(session_id)
@@ -317,7 +326,7 @@ class SessionManager:
         mcp_servers: list[WireMcpServer] | None,
     ) -> Session:
         """Copy a stored session (state, transcript, mode, options) into a new one."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room()
         stored = await self.stored(session_id)
         transcript = await self.store.transcript(session_id)
@@ -412,6 +421,8 @@ class SessionManager:
         if self._store is not None:
             await self._store.close()
             self._store = None
+        if self.workspace is not None:
+            await self.workspace.close()  # its terminals end with the connection
 
     # --- modes and config options ---------------------------------------------------------------
 

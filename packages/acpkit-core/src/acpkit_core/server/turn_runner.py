@@ -164,6 +164,7 @@ class TurnRunner:
             plan_provider=self.options.plan_provider,
             prompt_id=prompt_id,
             files=FileLedger(prompt_id) if rewinds else None,
+            workspace=self.sessions.workspace,
         )
         turn.commands_update = functools.partial(self.commands_update, session_id)
         if probe is not None:
