@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 import uuid
@@ -56,7 +57,9 @@ class ChildAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_info=Implementation(name="sdk-child", version="1.0"),
             agent_capabilities=AgentCapabilities(
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities(), close=SessionCloseCapabilities())
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                )
             ),
         )
 
@@ -83,7 +86,8 @@ class ChildAgent:
         try:
             answer = await self._answer(word, rest, session_id, cancel)
         except Exception as exc:
-            answer = f"error: {exc}"
+            data = getattr(exc, "data", None)
+            answer = f"error: {exc}" + (f" {json.dumps(data, sort_keys=True)}" if data else "")
         if answer is None:
             return PromptResponse(stop_reason="cancelled")
         await self.conn.session_update(session_id, update_agent_message_text(answer))
@@ -94,7 +98,7 @@ class ChildAgent:
         if word == "pid":
             return f"pid {os.getpid()}"
         if word == "spawn":
-            child = subprocess.Popen(["sleep", "300"])
+            child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
             self.grandchildren.append(child)
             return f"pid {child.pid}"
         if word == "caps":
@@ -108,7 +112,8 @@ class ChildAgent:
             await conn.write_text_file(session_id=sid, path=path, content=content)
             return f"wrote {path}"
         if word == "shell":
-            term = await conn.create_terminal(session_id=sid, command=rest)
+            command, *args = shlex.split(rest)
+            term = await conn.create_terminal(session_id=sid, command=command, args=args)
             status = await conn.wait_for_terminal_exit(session_id=sid, terminal_id=term.terminal_id)
             output = await conn.terminal_output(session_id=sid, terminal_id=term.terminal_id)
             await conn.release_terminal(session_id=sid, terminal_id=term.terminal_id)

@@ -181,11 +181,12 @@ def served_command(args: argparse.Namespace, argv: list[str], cwd: Path, limits:
             "telemetry (acpkit serve -- CMD relays its messages)"
         )
     mode = args.host_tools or "client"
+    workspace = _workspace(args, cwd)  # refuses --workspace without --host-tools server
     return AgentCommand(
         argv=argv,
         cwd=str(cwd),
         host_tools=mode,
-        allowed_paths=_workspace(args, cwd) if mode == "server" else (),
+        allowed_paths=workspace if mode == "server" else (),
         max_message_bytes=limits.get("max_message_bytes"),
     )
 

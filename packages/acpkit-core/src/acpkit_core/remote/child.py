@@ -185,8 +185,8 @@ class ChildConnection(RemoteConnection):
 
     @property
     def busy(self) -> bool:
-        """True while a `session/prompt` waits for the child's answer."""
-        return bool(self._turns)
+        """True while a request waits for the child's answer (a child's start-up can take seconds)."""
+        return bool(self._pending)
 
     def has_session(self, session_id: str) -> bool:
         """True when the child opened `session_id` on this connection (and did not close it)."""
@@ -357,11 +357,11 @@ class ChildConnection(RemoteConnection):
             if not chunk:
                 break
             buffer += chunk
-            while (end := buffer.find(b"\n")) >= 0:
+            while (end := buffer.find(b"\n")) >= 0 and end <= self._limit:
                 line = bytes(buffer[:end])
                 del buffer[: end + 1]
                 await self._child_line(line)
-            if len(buffer) > self._limit:
+            if end > self._limit or len(buffer) > self._limit:
                 reason = f"the agent sent a message over the {self._limit} bytes limit (max_message_bytes)"
         if reason is None and buffer.strip():
             await self._child_line(bytes(buffer))
@@ -369,9 +369,6 @@ class ChildConnection(RemoteConnection):
 
     async def _child_line(self, line: bytes) -> None:
         if not line.strip():
-            return
-        if len(line) > self._limit:
-            logger.warning("connection %s: the agent sent a message over %d bytes: dropped", self.id, self._limit)
             return
         try:
             parsed: Any = json.loads(line)
