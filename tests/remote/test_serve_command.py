@@ -254,16 +254,16 @@ async def test_what_cannot_apply_to_a_served_command_is_refused() -> None:
 async def test_the_examples_served_as_commands(example: str, tmp_path: Path) -> None:
     """An ACP Kit agent is a stdio ACP command too: `acpkit serve -- acpkit run EXAMPLE`."""
     command = (sys.executable, "-m", "acpkit_core.cli", "run", str(EXAMPLES / example))
-    async with _served(command=command, env={"ACPKIT_STATE_DIR": str(tmp_path)}) as server:
-        async with AcpTestClient.connect_url(server.url) as client:
-            init = await client.initialize()
-            assert init.agent_info is not None and init.agent_info.name.endswith("example")
-            (client.root / "README.md").write_text("Client readme\n")
-            sid = await client.new_session()
-            result = await client.prompt("write notes about README.md", session_id=sid)
-            assert result.stop_reason == "end_turn"
-            assert result.text.endswith("wrote my notes to `acpkit-notes.md`.") or result.text.endswith(
-                "I read README.md and wrote acpkit-notes.md."
-            )
-            assert (client.root / "acpkit-notes.md").exists()  # the client's files, through the relay
-            assert len(result.permission_requests) == 1
+    env = {"ACPKIT_STATE_DIR": str(tmp_path)}
+    async with _served(command=command, env=env) as server, AcpTestClient.connect_url(server.url) as client:
+        init = await client.initialize()
+        assert init.agent_info is not None and init.agent_info.name.endswith("example")
+        (client.root / "README.md").write_text("Client readme\n")
+        sid = await client.new_session()
+        result = await client.prompt("write notes about README.md", session_id=sid)
+        assert result.stop_reason == "end_turn"
+        assert result.text.endswith("wrote my notes to `acpkit-notes.md`.") or result.text.endswith(
+            "I read README.md and wrote acpkit-notes.md."
+        )
+        assert (client.root / "acpkit-notes.md").exists()  # the client's files, through the relay
+        assert len(result.permission_requests) == 1
