@@ -41,14 +41,16 @@ def workspace(tmp_path: Path) -> Path:
     return ws.resolve()
 
 
-def _serve(kind: str, mode: str, workspace: Path, tmp_path: Path) -> contextlib.AbstractAsyncContextManager[Replica]:
+def _serve(
+    kind: str, mode: str, workspace: Path, tmp_path: Path, env: dict[str, str] | None = None
+) -> contextlib.AbstractAsyncContextManager[Replica]:
     _, *rest = TARGETS[kind]
     flags = ["--host-tools", mode, "--cwd", str(workspace)]
     if kind == "command":
         args, target = [*flags, *rest], None
     else:
         args, target = flags, rest[0]
-    return replica("", target=target, args=args, env={"ACPKIT_STATE_DIR": str(tmp_path / "state")})
+    return replica("", target=target, args=args, env={"ACPKIT_STATE_DIR": str(tmp_path / "state"), **(env or {})})
 
 
 def _client(client_root: Path) -> None:
@@ -127,9 +129,10 @@ async def _say(client: AcpTestClient, sid: str, text: str) -> str:
 
 
 async def test_server_mode_a_served_command_works_in_the_servers_workspace(workspace: Path, tmp_path: Path) -> None:
+    token = "alice-token-0123456789abcdef"
     async with (
-        _serve("command", "server", workspace, tmp_path) as server,
-        AcpTestClient.connect_url(server.http_url) as client,
+        _serve("command", "server", workspace, tmp_path, env={"ACPKIT_SERVE_TOKENS": f"alice:{token}"}) as server,
+        AcpTestClient.connect_url(server.http_url, token=token) as client,
     ):
         _client(client.root)
         await client.initialize()
@@ -143,6 +146,8 @@ async def test_server_mode_a_served_command_works_in_the_servers_workspace(works
         )
         assert (workspace / "out.txt").read_text() == "from-the-child"
         assert await _say(client, sid, "shell pwd") == f"{workspace} (exit 0)"
+        assert token not in await _say(client, sid, "shell env")  # the server's tokens reach no terminal
+        assert await _say(client, sid, "env ACPKIT_SERVE_TOKENS") == "<unset>"  # nor the child
         for outside in (client.root / "notes.txt", Path("/etc/hostname"), workspace / "escape" / "hostname"):
             answer = await _say(client, sid, f"read {outside}")
             assert answer.startswith("error: Invalid params"), answer

@@ -5,7 +5,7 @@ the prompt's first word:
 
 - `pid`: its process id; `spawn`: starts a grandchild (`sleep`) in its process group and gives its pid;
 - `caps`: the `fs` and `terminal` client capabilities it was told in `initialize` (JSON);
-- `cwd`: the session's cwd as it received it;
+- `cwd`: the session's cwd as it received it; `env NAME`: that variable of its own environment;
 - `read PATH` / `write PATH TEXT` / `shell COMMAND`: through the client's files and terminals
   (an error is answered as `error: ...`);
 - `crash`: writes to stderr and exits with code 3 mid-turn; `slow`: waits for `session/cancel`;
@@ -103,6 +103,8 @@ class ChildAgent:
             return f"pid {child.pid}"
         if word == "caps":
             return json.dumps({"fs": self.caps.get("fs"), "terminal": self.caps.get("terminal")}, sort_keys=True)
+        if word == "env":
+            return os.environ.get(rest, "<unset>")
         if word == "cwd":
             return self.sessions.get(sid, "?")
         if word == "read":

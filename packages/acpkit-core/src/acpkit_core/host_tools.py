@@ -77,6 +77,10 @@ HOST_METHODS: Final = frozenset(
 )
 """The agent-to-client requests `host_tools` governs."""
 
+HIDDEN_ENV: Final = ("ACPKIT_SERVE_TOKENS",)
+"""Variables of the server's environment a workspace terminal sees empty: `acpkit serve`'s bearer tokens
+(`acpkit_core.remote.TOKENS_ENV`), which no agent command may read."""
+
 _FS_META: Final = "acpkit.fs"
 """The `clientCapabilities._meta` key advertising `_acpkit/fs/remove_file`."""
 
@@ -210,8 +214,9 @@ class Workspace:
     ) -> CreateTerminalResponse:
         """`terminal/create`: a subprocess on the server, in `cwd` (checked) or the first root."""
         directory = self.check(cwd) if cwd else self.roots[0]
+        hidden = [EnvVariable(name=name, value="") for name in HIDDEN_ENV if name in os.environ]
         return await self._local.create_terminal(
-            command, args, cwd=directory, env=env, output_byte_limit=output_byte_limit
+            command, args, cwd=directory, env=[*(env or []), *hidden], output_byte_limit=output_byte_limit
         )
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:

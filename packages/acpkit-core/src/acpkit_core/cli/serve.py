@@ -65,7 +65,7 @@ def serve_main(args: argparse.Namespace) -> int:
     """Run `acpkit serve` with parsed arguments; returns the exit code."""
     configure_cli_logging(args, "acpkit %(levelname)s: %(message)s")
     try:
-        from ..remote import ServeOptions, Tokens
+        from ..remote import TOKENS_ENV, ServeOptions, Tokens
     except ModuleNotFoundError as exc:
         return missing_extra("serve", exc)
     cwd = Path(args.cwd).resolve() if args.cwd else Path.cwd()
@@ -110,6 +110,7 @@ def serve_main(args: argparse.Namespace) -> int:
             max_turns_per_principal=args.max_turns_per_principal,
         )
         options.check()
+        os.environ.pop(TOKENS_ENV, None)  # read: nothing the server starts (a child, a terminal) may see them
         if command_argv is not None:
             command = served_command(args, command_argv, cwd, limits)
             command.check()

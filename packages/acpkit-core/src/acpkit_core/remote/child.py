@@ -45,6 +45,7 @@ from ..limits import MAX_MESSAGE_BYTES
 from ..server.jsonrpc import error_response
 from ..server.session_manager import Admission
 from ..server.transport import WRITE_WINDOW_MS
+from .auth import TOKENS_ENV
 from .budget import Account
 from .connection import Deliver, FrameTransport, RemoteConnection
 
@@ -236,7 +237,7 @@ class ChildConnection(RemoteConnection):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=command.cwd,
-                env={**os.environ, **command.env},
+                env={**{k: v for k, v in os.environ.items() if k != TOKENS_ENV}, **command.env},  # no tokens
                 start_new_session=True,  # its own process group: stopped as a whole
             )
         except OSError as exc:
