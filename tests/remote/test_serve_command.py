@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -267,3 +268,22 @@ async def test_the_examples_served_as_commands(example: str, tmp_path: Path) -> 
         )
         assert (client.root / "acpkit-notes.md").exists()  # the client's files, through the relay
         assert len(result.permission_requests) == 1
+
+
+async def test_a_client_that_stops_reading_a_flooding_child_is_closed_and_the_child_killed() -> None:
+    """The outbound buffer holds the child back (it blocks on its stdout), then the stall rule ends both."""
+    async with _served("--idle-timeout", "1", "--outbound-buffer", "16KiB") as server:
+        async with websockets.connect(server.url, max_queue=1) as ws:
+            await ws.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}')
+            await asyncio.wait_for(ws.recv(), SECONDS)
+            await ws.send('{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}')
+            answer = json.loads(await asyncio.wait_for(ws.recv(), SECONDS))
+            sid = answer["result"]["sessionId"]
+            children = _children(server.process.pid)
+            prompt = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt"}
+            prompt["params"] = {"sessionId": sid, "prompt": [{"type": "text", "text": "flood"}]}
+            await ws.send(json.dumps(prompt))
+            # From here the client reads nothing: the server must not buffer the flood, and must end it.
+            assert len(children) == 1
+            assert await _gone(children[0], timeout=40), "the flooding child outlived its stalled connection"
+        assert b"took nothing for 1 s" in server.stderr

@@ -9,7 +9,8 @@ the prompt's first word:
 - `read PATH` / `write PATH TEXT` / `shell COMMAND`: through the client's files and terminals
   (an error is answered as `error: ...`);
 - `crash`: writes to stderr and exits with code 3 mid-turn; `slow`: waits for `session/cancel`;
-- `big N`: a message chunk of N characters; anything else: `echo: TEXT`.
+- `big N`: a message chunk of N characters; `flood`: chunks as fast as they go, until cancelled;
+- anything else: `echo: TEXT`.
 """
 
 from __future__ import annotations
@@ -129,6 +130,10 @@ class ChildAgent:
         if word == "slow":
             await conn.session_update(sid, update_agent_message_text("working slowly..."))
             await cancel.wait()
+            return None
+        if word == "flood":  # as fast as the pipe takes it, until cancelled
+            while not cancel.is_set():
+                await conn.session_update(sid, update_agent_message_text("y" * 1000))
             return None
         if word == "big":
             return "x" * int(rest)
