@@ -49,6 +49,7 @@ from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..extensions import ExtensionContext
+from ..host_tools import client_info_for
 from ..mcp_over_acp import MCP_MESSAGE, McpOverAcp
 from ..providers import (
     PROVIDERS_DISABLE,
@@ -252,7 +253,7 @@ class AcpAgent:
         boolean = caps.session is not None and caps.session.config_options is not None
         boolean = boolean and caps.session.config_options.boolean is not None  # pyright: ignore[reportOptionalMemberAccess]
         unstable = negotiate_unstable(caps)
-        self.sessions.client = ClientInfo(
+        advertised = ClientInfo(
             name=client_info.name if client_info else None,
             read_text_file=bool(fs and fs.read_text_file),
             write_text_file=bool(fs and fs.write_text_file),
@@ -264,6 +265,7 @@ class AcpAgent:
             unstable=unstable,
             remove_file=_removes_files(caps),
         )
+        self.sessions.client = client_info_for(advertised, self.options.host_tools)  # what the tools may use
         self.auth.client = client_info.name if client_info else None
         self.auth.terminal = self.client.auth_terminal
         mcp_over_acp = self.mcp_over_acp is not None and self.client.uses("mcpOverAcp")

@@ -17,6 +17,7 @@ from acp.schema import AcpMcpServer, AgentPlanUpdate, ConfigOptionUpdate, Curren
 from ..config import AgentOptions
 from ..errors import SessionBusyError, SessionNotFoundError
 from ..host import ClientHost
+from ..host_tools import Workspace, check_host_tools
 from ..plan import PLAN_STATE_KEY, plan_from_json, plan_to_json
 from ..providers import LlmEndpoint
 from ..runner import ClientInfo, HistoryLog, McpServer, McpStreams, Runner, Session, SessionDeleter, SessionHooks
@@ -128,6 +129,10 @@ class SessionManager:
         client opted into `mcpOverAcp`, else `None` (such servers are refused)."""
         self.llm_endpoint: LlmEndpoint | None = None
         """The model endpoint the client set on this connection (`providers/set`), given to every turn."""
+        roots = check_host_tools(options.host_tools, options.allowed_paths)
+        self.workspace = Workspace(roots) if roots else None
+        """The server's files and terminals, serving the agent's file and terminal tools with
+        `host_tools="server"` (`None` otherwise)."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 
@@ -199,7 +204,8 @@ class SessionManager:
 
     def host_for(self, session: Session) -> ClientHost:
         """The client's files and terminal for `session` outside a turn (as a turn's `host`)."""
-        return ClientHost.for_session(self.outbox.conn, session, self.client, tuple(self.options.allowed_paths))
+        conn = self.workspace if self.workspace is not None else self.outbox.conn
+        return ClientHost.for_session(conn, session, self.client, tuple(self.options.allowed_paths))
 
     def forget(self, session_id: str) -> None:
         """Drop the open session from memory (read again from the store on next use)."""
@@ -256,10 +262,13 @@ class SessionManager:
                     raise RequestError.invalid_params({f"mcpServers[{index}]": reason})
         return mcp_servers_from_wire(servers, connector=self.mcp_connector)
 
-    @staticmethod
-    def _check_cwd(cwd: str) -> None:
+    def _where(self, cwd: str, directories: list[str] | None) -> tuple[str, list[str] | None]:
+        """The session's cwd and additional directories: as sent, or inside the server's workspace."""
         if not os.path.isabs(cwd):
             raise RequestError.invalid_params({"details": f"cwd must be an absolute path, got {cwd!r}"})
+        if self.workspace is None:
+            return cwd, directories
+        return self.workspace.session_cwd(cwd), self.workspace.session_directories(directories)
 
     # --- lifecycle --------------------------------------------------------------------------------
 
@@ -267,7 +276,7 @@ class SessionManager:
         self, cwd: str, additional_directories: list[str] | None, mcp_servers: list[WireMcpServer] | None
     ) -> Session:
         """Create, store and open a session."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room()
         now = now_iso()
         session = Session(
@@ -300,7 +309,7 @@ class SessionManager:
         replay: bool,
     ) -> Session:
         """Open a stored session with the client's cwd and MCP servers; replay its transcript if asked."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room(session_id)
         stored = await self.stored(session_id)
         live = self._live.get(session_id)
@@ -336,7 +345,7 @@ class SessionManager:
         mcp_servers: list[WireMcpServer] | None,
     ) -> Session:
         """Copy a stored session (state, transcript, mode, options) into a new one."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room()
         stored = await self.stored(session_id)
         transcript = await self.store.transcript(session_id)
@@ -431,6 +440,8 @@ class SessionManager:
         if self._store is not None:
             await self._store.close()
             self._store = None
+        if self.workspace is not None:
+            await self.workspace.close()  # its terminals end with the connection
 
     # --- modes and config options ---------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpda
 
 from ..elicitation import Answer, AskFallback, Choice, Elicitor, Question, UrlElicitations
 from ..emitter import TurnEmitter
-from ..host import ClientHost
+from ..host import ClientConnection, ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
 from ..plan import PlanChange, PlanProvider, TurnPlan
@@ -59,6 +59,7 @@ class ServerTurn:
         prompt_id: str = "",
         files: FileLedger | None = None,
         llm_endpoint: LlmEndpoint | None = None,
+        workspace: ClientConnection | None = None,
     ) -> None:
         self._session = session
         self._llm_endpoint = llm_endpoint
@@ -75,6 +76,8 @@ class ServerTurn:
         self._emit = emitter
         self._client = client
         self._conn = conn
+        self._tools: ClientConnection | None = workspace if workspace is not None else conn
+        """Where the host's file and terminal requests go: the client, or the server's workspace."""
         self._mode = mode
         self._tool_kinds = tool_kinds
         self._allowed_paths = allowed_paths
@@ -180,10 +183,10 @@ class ServerTurn:
         """The client's files and terminals, limited to the session's directories."""
         if self._host is None:
             if self.files is None:
-                self._host = ClientHost.for_session(self._conn, self._session, self._client, self._allowed_paths)
+                self._host = ClientHost.for_session(self._tools, self._session, self._client, self._allowed_paths)
             else:
                 self._host = RecordingHost.of_session(
-                    self._conn, self._session, self._client, self._allowed_paths, self.files
+                    self._tools, self._session, self._client, self._allowed_paths, self.files
                 )
         return self._host
 

@@ -165,6 +165,7 @@ class TurnRunner:
             prompt_id=prompt_id,
             files=FileLedger(prompt_id) if rewinds else None,
             llm_endpoint=self.sessions.llm_endpoint,
+            workspace=self.sessions.workspace,
         )
         turn.commands_update = functools.partial(self.commands_update, session_id)
         if probe is not None:
