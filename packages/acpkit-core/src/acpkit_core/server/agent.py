@@ -51,7 +51,7 @@ from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ..unstable import negotiate_unstable, unstable_answer
 from ._boundary import boundary
-from ._sdk import route_logout, route_session_delete, route_wire_prompt, tracked
+from ._sdk import route_logout, route_session_delete, route_wire_initialize, route_wire_prompt, tracked
 from .builtins import BuiltinCommands
 from .commands import collect_commands
 from .memory import limit_retained_memory
@@ -121,6 +121,7 @@ class AcpAgent:
         self._serves_logout = self.options.auth is not None and route_logout(conn, self)
         # Prompt blocks reach our own parser as sent, for its precise errors (see `route_wire_prompt`).
         route_wire_prompt(conn, self)
+        route_wire_initialize(conn, self)  # keeps `clientCapabilities.session.compaction` (unstable)
         # `$/cancel_request` both ways (the SDK has no request cancellation).
         self.outbox.requests = tracked(conn, self._peer_cancel)
 

@@ -63,7 +63,7 @@ from acp.schema import SseMcpServer as WireSseMcpServer
 
 from ..local_host import LocalClientHost
 from ..runner import HttpMcpServer, SseMcpServer, StdioMcpServer
-from ..server._sdk import observe_wire, tracked
+from ..server._sdk import observe_wire, route_unstable_updates, tracked
 from ..server.requests import CancelRecord, RequestId, RequestTracker
 from ..unstable import UNSTABLE_META_KEY
 from .results import PromptResult
@@ -301,6 +301,7 @@ class AcpTestClient:
 
         observe_wire(conn, record)
         self.tracker = tracked(conn)
+        route_unstable_updates(conn)  # notices, compaction updates, a tool call's `name` (see `unstable_updates`)
 
     def _cleanup(self) -> None:
         if self._tmp is not None:
