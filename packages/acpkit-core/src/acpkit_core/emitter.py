@@ -48,6 +48,8 @@ __all__ = [
     "SessionUpdate",
     "TurnEmitter",
     "WireUpdate",
+    "notice_limit",
+    "notice_mcp_failures",
     "notice_model_fallback",
     "notice_update",
     "update_from_json",
@@ -162,6 +164,28 @@ async def notice_model_fallback(
         then = f"; `{now}` answered instead." if answered else f"; trying `{now}`."
     title = "Model retry" if now is not None and all(model == now for model, _ in failed) else "Model fallback"
     await emit.notice(title, description=", ".join(parts) + then, severity="warning")
+
+
+async def notice_mcp_failures(emit: Emitter, failures: Sequence[tuple[str, str]], *, text: str | None = None) -> None:
+    """Tell the user which of the session's MCP servers did not start (the notice both adapters send,
+    once, on the session's first turn). `failures` are `(server name, why)`; `text` is what a client
+    without notices reads (default: one line per server)."""
+    if not failures:
+        return
+    lines = [f"MCP server `{name}` did not start: {why}" for name, why in failures]
+    title = "MCP server unavailable" if len(failures) == 1 else f"{len(failures)} MCP servers unavailable"
+    description = "; ".join(lines) + ". Continuing without their tools."
+    if text is None:
+        text = "\n".join(f"{line}. Its tools are not available in this session." for line in lines)
+    await emit.notice(title, description=description, severity="warning", text=text)
+
+
+async def notice_limit(emit: Emitter, message: str) -> None:
+    """Tell the user a limit stopped the turn (`max_turn_requests`, a framework's recursion or usage
+    limit): a `warning` notice where the client negotiated notices, else `message` (from
+    [`request_limit_message`][acpkit_core.stop.request_limit_message] or
+    [`limit_message`][acpkit_core.stop.limit_message]) as an agent message of its own."""
+    await emit.notice("Turn limit reached", description=message, severity="warning", text=message)
 
 
 def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLocation]:
