@@ -25,12 +25,13 @@ plan (only the top-level graph's are sent as `plan`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from acpkit_core.plan import PlanOutput, partial_plan, plan_items
-from acpkit_core.runner import Emitter, PlanItem, Turn
+from acpkit_core.runner import CompactionStatus, Emitter, PlanItem, Turn
 from acpkit_core.tool_calls import ToolCalls
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -258,6 +259,13 @@ class StreamMapper:
                 break
         cid, self._compaction = self._compaction, None
         await self.emit.compaction(status="completed", compaction_id=cid, summary=summary)
+
+    async def end_compaction(self, status: CompactionStatus) -> None:
+        """Finish a compaction that started but never completed (the run failed or was cancelled)."""
+        cid, self._compaction = self._compaction, None
+        if cid is not None:
+            with contextlib.suppress(Exception):  # the client may be gone: the turn's outcome stands
+                await self.emit.compaction(status=status, compaction_id=cid, error="The run stopped first.")
 
     async def _project(self, update: Any, node: str) -> None:
         """Show the writes of the projected state keys."""

@@ -421,7 +421,10 @@ class LangGraphRunner:
                 projections={**DEFAULT_STATE_UPDATES, **(self.state_updates or {})},
                 seen=self._state_seen.setdefault(session.id, {}),
             )
-            return await self._drive(graph, turn, config, mapper, tracker)
+            try:
+                return await self._drive(graph, turn, config, mapper, tracker)
+            finally:  # a compaction the run started and did not finish ends with it
+                await mapper.end_compaction("cancelled" if turn.cancelled else "failed")
         except asyncio.CancelledError:
             remember_unstarted(session.state, tracker.unstarted_ids())
             raise
