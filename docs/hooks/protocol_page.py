@@ -91,19 +91,28 @@ STATUS: dict[str, tuple[Support, str]] = {
     "update:user_message_chunk": ("yes", "In `session/load` replays."),
     "update:agent_message_chunk": ("yes", "With message ids."),
     "update:agent_thought_chunk": ("yes", "Unless the session's `show_thinking` option is off."),
-    "update:tool_call": ("yes", ""),
+    "update:tool_call": ("yes", "With the tool's `name` for `toolCallName` clients (unstable)."),
     "update:tool_call_update": ("yes", ""),
-    "update:plan": ("yes", "Always the complete list."),
+    "update:plan": ("yes", "Always the complete list (every plan's entries, for a client without plan operations)."),
     "update:available_commands_update": ("yes", ""),
     "update:current_mode_update": ("yes", ""),
     "update:config_option_update": ("yes", ""),
     "update:session_info_update": ("yes", "Title and time."),
     "update:usage_update": ("yes", "The context meter: after each model response ([Context meter](#context-meter))."),
-    "update:plan_update": ("planned", "Plan operations (issue 25, item 11)."),
-    "update:plan_removed": ("planned", "Plan operations (issue 25, item 11)."),
-    "update:notice": ("planned", "Session notices (issue 25, item 9)."),
-    "update:compaction_update": ("planned", "Compaction updates (issue 25, item 10)."),
-    "update:compaction_summary_chunk": ("planned", "Compaction updates (issue 25, item 10)."),
+    "update:plan_update": (
+        "negotiated",
+        "Unstable: `planOperations` (or `clientCapabilities.plan`); several plans by id ([Plans](core/plans.md)).",
+    ),
+    "update:plan_removed": ("negotiated", "Unstable: a plan dropped, or the session's plan cleared."),
+    "update:notice": (
+        "negotiated",
+        "Unstable: `sessionNotices`; else an agent message tagged `_meta.acpkit.notice` ([Notices](core/notices.md)).",
+    ),
+    "update:compaction_update": (
+        "negotiated",
+        "Unstable: `sessionCompaction` (or `clientCapabilities.session.compaction`); else a notice.",
+    ),
+    "update:compaction_summary_chunk": ("no", "The summary comes whole, in the `completed` `compaction_update`."),
 }
 """ACP Kit's support for each method (`<side>:<method>`) and update kind (`update:<kind>`)."""
 

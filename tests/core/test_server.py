@@ -29,6 +29,7 @@ from acpkit_core.runner import Session, StopReason, Turn
 from acpkit_core.server import AcpAgent
 from acpkit_core.store import SqliteStore
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
+from acpkit_core.unstable import UNSTABLE_SURFACES
 
 
 def scripted(**options: object) -> AcpAgent:
@@ -82,8 +83,7 @@ async def test_a_client_that_opts_into_unstable_surfaces_is_told_which_it_gets(o
     answer = next(m for d, m in c.wire if d == "received" and m.get("id") == 0)
     caps = answer["result"]["agentCapabilities"]
     assert caps["sessionCapabilities"]["fork"] == {}
-    every = {"mcpOverAcp": {}, "promptUsage": {}, "providers": {}, "sessionFork": {}}
-    agreed = every if opt_in is True else {"sessionFork": {}}
+    agreed = {s.name: {} for s in UNSTABLE_SURFACES} if opt_in is True else {"sessionFork": {}}
     assert caps["_meta"] == {"acpkit.unstable": agreed, "acpkit.rewind": REWIND_META}
     assert agent.client.uses("sessionFork") and forked != sid
 

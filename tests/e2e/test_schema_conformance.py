@@ -61,7 +61,8 @@ def _scripted(root: Path) -> Agent:
         command=[sys.executable, str(SCRIPTED), "--store", "memory", "--modes", "--auth"],
         env={"ACME_API_KEY": "k-1"},
         prompts=[
-            "think first\nsay hello\nplan read | answer\n"
+            "think first\nsay hello\nplan read | answer\nnotice warning Disk almost full | 90% used\n"
+            "showplan design md ## Steps\ndropplan design\ncompact Kept: the notes.\n"
             f'tool read_file ok {{"path": "{notes}"}}\nusage 10 5 1000\nask delete_file\n'
             f"read {notes}\nwrite {out} written\nrun echo hi\nrun timeout=0.3 sleep 5",
             'question {"text": "Which color?", "choices": ["red", "green"]}',

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientInfo",
     "ClientMcpServer",
+    "CompactionStatus",
     "Emitter",
     "HistoryLog",
     "HttpMcpServer",
@@ -390,6 +391,9 @@ class ClientInfo:
 NoticeSeverity: TypeAlias = Literal["info", "warning", "error"]
 """How much a notice matters: a hint for the client's presentation, never a failure of the turn."""
 
+CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"]
+"""Where a compaction of the history stands (`compaction_update.status`)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanItem:
@@ -537,8 +541,10 @@ class Emitter(Protocol):
         locations: Sequence[tuple[str, int | None]] = (),
         content: Sequence[ToolCallContent] = (),
         meta: Mapping[str, Any] | None = None,
+        name: str | None = None,
     ) -> None:
-        """Announce a tool call (`tool_call`). Locations are `(absolute path, 1-based line or None)`."""
+        """Announce a tool call (`tool_call`). Locations are `(absolute path, 1-based line or None)`;
+        `name` is the tool's programmatic name (sent where the client negotiated `toolCallName`)."""
         ...
 
     async def tool_call_update(
@@ -573,12 +579,34 @@ class Emitter(Protocol):
         """
         ...
 
-    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "info") -> None:
+    async def notice(
+        self,
+        title: str,
+        *,
+        description: str | None = None,
+        severity: NoticeSeverity = "info",
+        text: str | None = None,
+    ) -> None:
         """Tell the user something that is neither the answer nor a tool call (a model fallback, a
-        server that did not start): advisory, live only, never replayed by `session/load`.
+        server that did not start, a limit reached): advisory, live only, never replayed by `session/load`.
 
-        [`TurnEmitter.notice`][acpkit_core.emitter.TurnEmitter.notice] says how it is shown.
+        [`TurnEmitter.notice`][acpkit_core.emitter.TurnEmitter.notice] says how it is shown (`text`:
+        what a client without notices reads instead of the title and description).
         """
+        ...
+
+    async def compaction(
+        self,
+        *,
+        status: CompactionStatus = "completed",
+        compaction_id: str | None = None,
+        summary: str | None = None,
+        error: str | None = None,
+        removed: int | None = None,
+    ) -> str:
+        """Tell the client the framework compacted the history (returns the compaction's id, to send a
+        later status of the same one). [`TurnEmitter.compaction`][acpkit_core.emitter.TurnEmitter.compaction]
+        says how it is shown."""
         ...
 
 

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
+from acpkit_core.emitter import notice_limit, notice_mcp_failures
 from acpkit_core.errors import UserError
 from acpkit_core.plan import PlanOutput
 from acpkit_core.providers import EndpointSupport
@@ -40,6 +41,7 @@ from pydantic_ai.usage import UsageLimits
 
 from ._bridge import AcpBridge, ListeningAcpBridge
 from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
+from ._compaction import compaction_watch
 from ._endpoints import EndpointModels, endpoint_support, model_name
 from ._events import EventProjector
 from ._history import load_history, mark_prompt, rewind_history, save_history
@@ -120,6 +122,8 @@ class PydanticRunner:
         self._fallbacks = tuple(self._models.get(m, m) if isinstance(m, str) else m for m in fallback_models)
         self._mcp: dict[str, SessionMcp] = {}
         self._endpoint_models = EndpointModels()
+        self._mcp_unreported: set[str] = set()
+        """Sessions whose MCP servers that did not start the user has not been told of yet."""
         warm_up()
 
     async def agent_for(self, session: Session) -> AnyAgent:
@@ -163,6 +167,9 @@ class PydanticRunner:
         """Run the agent on the turn's prompt, streaming updates, and say why it stopped."""
         session = turn.session
         agent = await self.agent_for(session)
+        if session.id in self._mcp_unreported:  # told once, on the session's first turn
+            self._mcp_unreported.discard(session.id)
+            await notice_mcp_failures(turn.emit, sorted(self._mcp[session.id].failures.items()))
         history = load_history(session)
         plan_output = self._plan_output and turn.plan_only and turn.output_schema is None and turn.plan.writable
         plan = self._plans(turn, plan_output)
@@ -222,8 +229,7 @@ class PydanticRunner:
                     if stop is None:
                         raise
                     if isinstance(error, UsageLimitExceeded):
-                        turn.emit.new_message()
-                        await turn.emit.text(_limit_stop(error, turn.max_requests))
+                        await notice_limit(turn.emit, _limit_stop(error, turn.max_requests))
                     return stop
         finally:
             watcher.cancel()
@@ -253,7 +259,7 @@ class PydanticRunner:
         return wanted and turn.plan.writable
 
     def _capabilities(self, turn: Turn, bridge: AcpBridge) -> list[AbstractCapability[Any]]:
-        capabilities: list[AbstractCapability[Any]] = [bridge]
+        capabilities: list[AbstractCapability[Any]] = [bridge, *compaction_watch(turn)]
         if self._show_hooks:
             capabilities.append(LifecycleCards(turn))
         if self._fallbacks:
@@ -275,10 +281,13 @@ class PydanticRunner:
         mcp = SessionMcp(session.mcp_servers, cwd=session.cwd)
         self._mcp[session.id] = mcp
         await mcp.start()
+        if mcp.failures:
+            self._mcp_unreported.add(session.id)
 
     async def close_session(self, session: Session) -> None:
         """Disconnect the session's MCP servers."""
         mcp = self._mcp.pop(session.id, None)
+        self._mcp_unreported.discard(session.id)
         if mcp is not None:
             await mcp.stop()
 

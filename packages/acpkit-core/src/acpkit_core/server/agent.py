@@ -69,6 +69,7 @@ from ._sdk import (
     route_logout,
     route_raw,
     route_session_delete,
+    route_wire_initialize,
     route_wire_prompt,
     tracked,
 )
@@ -150,6 +151,7 @@ class AcpAgent:
         self._serves_logout = self.options.auth is not None and route_logout(conn, self)
         # Prompt blocks reach our own parser as sent, for its precise errors (see `route_wire_prompt`).
         route_wire_prompt(conn, self)
+        route_wire_initialize(conn, self)  # keeps `clientCapabilities.session.compaction` (unstable)
         # `$/cancel_request` both ways (the SDK has no request cancellation).
         self.outbox.requests = tracked(conn, self._peer_cancel)
         # MCP over ACP (unstable): the SDK has the models but neither sends nor routes `mcp/*`.

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 
 from acp import Client
+from pydantic import ValidationError
 
 from ..elicitation import UrlElicitations
 from ..emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
@@ -13,6 +15,8 @@ from ._sdk import Notify, raw_notifier
 from .requests import RequestTracker
 
 __all__ = ["Outbox"]
+
+logger = logging.getLogger("acpkit_core.server")
 
 
 class Outbox:
@@ -46,10 +50,14 @@ class Outbox:
             wire = update if isinstance(update, dict) else update_to_json(update)
             await self._notify("session/update", {"sessionId": session_id, "update": wire})
             return
-        model = update_from_json(update) if isinstance(update, dict) else update
+        try:
+            model = update_from_json(update) if isinstance(update, dict) else update
+        except ValidationError:  # an unstable update the SDK has no model for: it cannot carry it
+            logger.warning("session %s: the SDK cannot send a %r update", session_id, update.get("sessionUpdate"))
+            return
         await self.conn.session_update(session_id=session_id, update=model)
 
-    def later(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
+    def later(self, session_id: str, updates: Sequence[SessionUpdate | WireUpdate]) -> None:
         """Send updates after the current response (used after `session/new` and `session/fork`)."""
 
         async def send() -> None:

@@ -15,10 +15,11 @@ from acp import RequestError
 from acp.schema import AcpMcpServer, AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, PlanEntry, SessionInfo
 
 from ..config import AgentOptions
+from ..emitter import WireUpdate
 from ..errors import SessionBusyError, SessionNotFoundError
 from ..host import ClientHost
 from ..host_tools import Workspace, check_host_tools
-from ..plan import PLAN_STATE_KEY, plan_from_json, plan_to_json
+from ..plan import MAIN_PLAN_ID, PLAN_STATE_KEY, plan_from_json, plan_to_json
 from ..providers import LlmEndpoint
 from ..runner import ClientInfo, HistoryLog, McpServer, McpStreams, Runner, Session, SessionDeleter, SessionHooks
 from ..store import RewindStore, SessionStore, StoredSession, open_store
@@ -222,7 +223,7 @@ class SessionManager:
             if isinstance(self.runner, SessionHooks):
                 await self.runner.open_session(session)
 
-    async def host_plan(self, live: LiveSession) -> AgentPlanUpdate | None:
+    async def host_plan(self, live: LiveSession) -> AgentPlanUpdate | WireUpdate | None:
         """The host's plan for a session just opened (`AgentOptions.plan_provider`), when it differs from
         the stored one (which it then replaces); `None` without a provider or a change."""
         provider = self.options.plan_provider
@@ -236,6 +237,12 @@ class SessionManager:
         if found is None or tuple(found) == plan_from_json(live.server.get(PLAN_STATE_KEY)):
             return None
         live.server[PLAN_STATE_KEY] = plan_to_json(found)
+        if self.client.uses("planOperations"):  # the session's plan by its id (the unstable plan operations)
+            entries = plan_to_json(found)
+            return {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "items", "planId": MAIN_PLAN_ID, "entries": entries},
+            }
         entries = [PlanEntry(content=i.content, status=i.status, priority=i.priority) for i in found]
         return AgentPlanUpdate(session_update="plan", entries=entries)
 

@@ -14,7 +14,7 @@ from ..emitter import TurnEmitter
 from ..host import ClientConnection, ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
-from ..plan import PlanChange, PlanProvider, TurnPlan
+from ..plan import PlanChange, PlanContent, PlanProvider, TurnPlan
 from ..presentation import ToolPresentation, ToolPresenter
 from ..prompt.meta import OutputSchema, PromptOptions
 from ..providers import LlmEndpoint
@@ -56,6 +56,7 @@ class ServerTurn:
         options: PromptOptions | None = None,
         plan: Sequence[PlanItem] = (),
         plan_provider: PlanProvider | None = None,
+        other_plans: Sequence[PlanContent] = (),
         prompt_id: str = "",
         files: FileLedger | None = None,
         llm_endpoint: LlmEndpoint | None = None,
@@ -85,7 +86,14 @@ class ServerTurn:
         self._cancel = asyncio.Event()
         self.request_task = asyncio.current_task()
         """The task answering this turn's `session/prompt` request (a `$/cancel_request` for it cancels the turn)."""
-        self._plan = TurnPlan(session, plan, self._send_plan, provider=plan_provider)
+        self._plan = TurnPlan(
+            session,
+            plan,
+            self._send_plan,
+            provider=plan_provider,
+            others=other_plans,
+            operations=emitter if emitter.uses("planOperations") else None,
+        )
         emitter.plan_state = self._plan
         emitter.tool_calls.classifier = self
         emitter.tool_calls.cwd = session.cwd

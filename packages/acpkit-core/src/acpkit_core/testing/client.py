@@ -64,7 +64,7 @@ from acp.schema import SseMcpServer as WireSseMcpServer
 
 from ..local_host import LocalClientHost
 from ..runner import HttpMcpServer, SseMcpServer, StdioMcpServer
-from ..server._sdk import observe_wire, tracked
+from ..server._sdk import observe_wire, route_unstable_updates, tracked
 from ..server.requests import CancelRecord, RequestId, RequestTracker
 from ..unstable import UNSTABLE_META_KEY
 from .mcp_server import ClientMcp
@@ -309,6 +309,7 @@ class AcpTestClient:
         observe_wire(conn, record)
         self.tracker = tracked(conn)
         self.mcp.attach(conn)
+        route_unstable_updates(conn)  # notices, compaction updates, a tool call's `name` (see `unstable_updates`)
 
     def serve_mcp(self, server: Any, *, name: str | None = None, server_id: str | None = None) -> AcpMcpServer:
         """Serve an MCP server to the agent through the ACP connection (MCP over ACP, unstable).

@@ -63,6 +63,13 @@ endpoints (`text`): a runner that can swap its model for one on the client's end
 ([`ModelEndpoints`][acpkit_core.providers.ModelEndpoints]) must run the turn there once the
 client set one (`turn.llm_endpoint`); any other runner is refused `providers/set` by core.
 
+Unstable surfaces too, each where the client negotiated it and in its stable form for a plain client:
+a tool call's `name` (`toolCallName`, `tool_ok`: report calls through `turn.tool_calls` with the
+tool's name); plan operations (`planOperations`: the host plan of `options.plan_provider`, `text`);
+a limit reached as a notice (`sessionNotices`, `tool_ok` with `options.max_turn_requests=1`: the
+runner counts its model requests against `turn.max_requests`, stops `max_turn_requests` and tells it
+with [`notice_limit`][acpkit_core.emitter.notice_limit]).
+
 `tool_ok` also runs with a `tool_presentation` for `read_file` in `options` (a title template, a
 kind, locations, code output), which the runner must honour: report tool calls through
 `turn.tool_calls`, not with the emitter's raw `tool_call` methods.
@@ -99,6 +106,8 @@ import pytest
 from acp import RequestError
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanContentUpdate,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AvailableCommandsUpdate,
     ContentToolCallContent,
@@ -112,11 +121,14 @@ from acp.schema import (
 from ..auth import AgentMethod, Authentication, AuthRequest
 from ..config import STANDARD_MODES, AgentOptions
 from ..elicitation import Answer, Question
+from ..emitter import NOTICE_META_KEY
 from ..permissions import PermissionPolicy
 from ..presentation import ToolPresentation
-from ..runner import ToolLister, Turn
+from ..runner import PlanItem, Session, ToolLister, Turn
 from ..server import AcpAgent
+from ..stop import request_limit_message
 from ..thinking import show_thinking_option
+from ..unstable_updates import NamedToolCallStart
 from .client import AcpTestClient
 
 __all__ = ["REQUIRED_SCENARIOS", "AgentFactory", "RunnerConformance", "conformance_override"]
@@ -161,6 +173,8 @@ class RunnerConformance:
     """The framework's memory goes back with the session (`/rewind`, `/retry`, fork at a prompt)."""
     mcp_servers: ClassVar[bool] = True
     """The runner connects the session's MCP servers (`session.mcp_servers`) and offers their tools (`mcp`)."""
+    limits: ClassVar[bool] = True
+    """The runner stops at `turn.max_requests` model requests (`max_turn_requests`)."""
 
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:
@@ -641,7 +655,80 @@ class RunnerConformance:
             r = await c.prompt("Say hello.", session_id=sid)
         assert r.text == "Hello from the agent."
 
-    # --- unstable surfaces -------------------------------------------------------------------------
+    @pytest.mark.parametrize("negotiated", [False, True])
+    async def test_tool_call_name_where_negotiated(
+        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
+    ) -> None:
+        """The tool's `name` in `tool_call` for a client with `toolCallName`; never at the root otherwise."""
+        async with AcpTestClient.connect(
+            agent_factory("tool_ok", options), unstable=["toolCallName"] * negotiated
+        ) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            (c.root / "notes.txt").write_text("remember the milk\n")
+            r = await c.prompt("Read notes.txt.", session_id=sid)
+        (call,) = r.tool_calls.values()
+        start = next(u for u in r.updates if isinstance(u, NamedToolCallStart))
+        assert call.name == ("read_file" if negotiated else None) and start.name == call.name
+        sent = [m["params"]["update"] for d, m in c.wire if d == "received" and m.get("method") == "session/update"]
+        assert negotiated or all("name" not in u for u in sent if u["sessionUpdate"].startswith("tool_call"))
+
+    @pytest.mark.parametrize("negotiated", [False, True])
+    async def test_plan_operations_where_negotiated(
+        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
+    ) -> None:
+        """A host plan (`options.plan_provider`) as `plan_update` (plan `main`) where negotiated, else `plan`."""
+
+        class HostPlan:
+            async def get_plan(self, session: Session) -> list[PlanItem]:
+                return [PlanItem(content="say hello", status="in_progress")]
+
+        planned = dataclasses.replace(options, plan_provider=HostPlan())
+        async with AcpTestClient.connect(agent_factory("text", planned), unstable=["planOperations"] * negotiated) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Say hello.", session_id=sid)
+        updates = [*c.updates[sid]]
+        assert r.text == "Hello from the agent."
+        if negotiated:
+            ops = [u for u in updates if isinstance(u, AgentPlanContentUpdate)]
+            assert ops and not any(isinstance(u, AgentPlanUpdate) for u in updates)
+            assert ops[-1].plan.plan_id == "main" and ops[-1].plan.type == "items"
+            assert [e.content for e in ops[-1].plan.entries] == ["say hello"]  # type: ignore[union-attr]
+        else:
+            plans = [u for u in updates if isinstance(u, AgentPlanUpdate)]
+            assert plans and [e.content for e in plans[-1].entries] == ["say hello"]
+            assert not any(isinstance(u, AgentPlanContentUpdate) for u in updates)
+
+    @pytest.mark.parametrize("negotiated", [False, True])
+    async def test_a_limit_reached_is_a_notice(
+        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
+    ) -> None:
+        """`max_turn_requests=1` stops `tool_ok` before its second model request: a `notice` where
+        `sessionNotices` is negotiated (not in the answer), else the limit's message as its own message."""
+        if not self.limits:
+            pytest.skip("the runner does not count its model requests")
+        limited = dataclasses.replace(options, max_turn_requests=1)
+        async with AcpTestClient.connect(
+            agent_factory("tool_ok", limited), unstable=["sessionNotices"] * negotiated
+        ) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            (c.root / "notes.txt").write_text("remember the milk\n")
+            r = await c.prompt("Read notes.txt.", session_id=sid)
+        message = request_limit_message(1)
+        assert r.stop_reason == "max_turn_requests"
+        if negotiated:
+            assert [(n.severity, n.title, n.description) for n in r.notices] == [
+                ("warning", "Turn limit reached", message)
+            ]
+            assert message not in r.text
+        else:
+            assert r.notices == [] and r.text.endswith(message)
+            tagged = [u for u in r.updates if isinstance(u, AgentMessageChunk) and u.field_meta]
+            assert [u.field_meta["acpkit"][NOTICE_META_KEY]["title"] for u in tagged if u.field_meta] == [
+                "Turn limit reached"
+            ]
 
     async def test_mcp_over_acp_needs_negotiation(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         """MCP over ACP (unstable) is offered only to a client that opted into `mcpOverAcp`: a plain
