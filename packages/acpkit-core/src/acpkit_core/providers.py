@@ -23,14 +23,17 @@ refused (-32602) with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Generic, Protocol, TypeVar, runtime_checkable
 
 from acp import RequestError
 
 __all__ = [
     "MAIN_PROVIDER",
+    "PLACEHOLDER_KEY",
+    "EndpointModelCache",
     "EndpointSupport",
     "LlmEndpoint",
     "ModelEndpoints",
@@ -67,6 +70,37 @@ class LlmEndpoint:
         """The value of the first header among `names` (case-insensitive), for an `x-api-key` style key."""
         lowered = {k.lower(): v for k, v in self.headers.items()}
         return next((lowered[n.lower()] for n in names if n.lower() in lowered), None)
+
+
+PLACEHOLDER_KEY: Final = "set-by-the-client-headers"
+"""The API key a model client is built with when the client's headers carry the credentials instead."""
+
+_M = TypeVar("_M")
+
+
+class EndpointModelCache(Generic[_M]):
+    """The models an adapter built on the client's endpoints, one per endpoint and model name.
+
+    Bounded to the `size` most recently used (a client may set endpoints as often as it likes);
+    a model built again reuses nothing, so dropping one only costs its next build.
+    """
+
+    def __init__(self, build: Callable[[LlmEndpoint, str], _M], *, size: int = 8) -> None:
+        self._build = build
+        self._size = size
+        self._made: OrderedDict[tuple[Any, ...], _M] = OrderedDict()
+
+    def model(self, endpoint: LlmEndpoint, name: str) -> _M:
+        """The model `name` at `endpoint` (built on first use)."""
+        key = (endpoint.api_type, endpoint.base_url, tuple(sorted(endpoint.headers.items())), name)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._build(endpoint, name)
+            while len(self._made) > self._size:
+                self._made.popitem(last=False)
+        else:
+            self._made.move_to_end(key)
+        return made
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

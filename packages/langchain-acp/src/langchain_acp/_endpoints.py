@@ -9,16 +9,14 @@ inside it: the runner then refuses `providers/set`, saying so.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
 
-from acpkit_core.providers import EndpointSupport, LlmEndpoint
+from acpkit_core.providers import PLACEHOLDER_KEY, EndpointModelCache, EndpointSupport, LlmEndpoint
 from langchain_core.language_models import BaseChatModel
 
 __all__ = ["EndpointChatModels", "chat_model_name", "endpoint_support"]
 
 _PACKAGES = {"openai": "langchain_openai", "anthropic": "langchain_anthropic"}
 """The protocols this adapter can build a chat model for, and the package each needs."""
-_PLACEHOLDER_KEY = "set-by-the-client-headers"
 
 FIXED_MODEL = (
     "the graph's model is fixed inside it: build it with create_agent(..., middleware=[AcpModelMiddleware()]) "
@@ -52,15 +50,11 @@ class EndpointChatModels:
     """The chat models built on the client's endpoints, one per endpoint and model name."""
 
     def __init__(self) -> None:
-        self._made: dict[tuple[Any, ...], BaseChatModel] = {}
+        self._cache = EndpointModelCache[BaseChatModel](self._build)
 
     def model(self, endpoint: LlmEndpoint, name: str) -> BaseChatModel:
-        """The chat model `name` at `endpoint`."""
-        key = (endpoint.api_type, endpoint.base_url, tuple(sorted(endpoint.headers.items())), name)
-        made = self._made.get(key)
-        if made is None:
-            made = self._made[key] = self._build(endpoint, name)
-        return made
+        """The model `name` at `endpoint` (built once, kept among the last few used)."""
+        return self._cache.model(endpoint, name)
 
     @staticmethod
     def _build(endpoint: LlmEndpoint, name: str) -> BaseChatModel:
@@ -68,7 +62,7 @@ class EndpointChatModels:
         if endpoint.api_type == "openai":
             from langchain_openai import ChatOpenAI
 
-            key = endpoint.bearer() or _PLACEHOLDER_KEY
+            key = endpoint.bearer() or PLACEHOLDER_KEY
             return ChatOpenAI(
                 model=name,
                 base_url=endpoint.base_url,
@@ -80,7 +74,7 @@ class EndpointChatModels:
         if endpoint.api_type == "anthropic":
             from langchain_anthropic import ChatAnthropic
 
-            key = endpoint.key("x-api-key") or endpoint.bearer() or _PLACEHOLDER_KEY
+            key = endpoint.key("x-api-key") or endpoint.bearer() or PLACEHOLDER_KEY
             return ChatAnthropic(  # pyright: ignore[reportCallIssue]
                 model=name,  # pyright: ignore[reportCallIssue]
                 base_url=endpoint.base_url,

@@ -8,16 +8,14 @@ the agent would have used: the agent needs no code for it.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
 
-from acpkit_core.providers import EndpointSupport, LlmEndpoint
+from acpkit_core.providers import PLACEHOLDER_KEY, EndpointModelCache, EndpointSupport, LlmEndpoint
 from pydantic_ai.models import Model
 
 __all__ = ["EndpointModels", "endpoint_support"]
 
 _PACKAGES = {"openai": "openai", "anthropic": "anthropic"}
 """The protocols this adapter can build a model for, and the package each needs."""
-_PLACEHOLDER_KEY = "set-by-the-client-headers"
 """The key given to an SDK client that insists on one when the client's headers carry it another way."""
 
 
@@ -54,15 +52,11 @@ class EndpointModels:
     """The models built on the client's endpoints, one per endpoint and model name (their HTTP clients are reused)."""
 
     def __init__(self) -> None:
-        self._made: dict[tuple[Any, ...], Model] = {}
+        self._cache = EndpointModelCache[Model](self._build)
 
     def model(self, endpoint: LlmEndpoint, name: str) -> Model:
-        """The model `name` at `endpoint`."""
-        key = (endpoint.api_type, endpoint.base_url, tuple(sorted(endpoint.headers.items())), name)
-        made = self._made.get(key)
-        if made is None:
-            made = self._made[key] = self._build(endpoint, name)
-        return made
+        """The model `name` at `endpoint` (built once, kept among the last few used)."""
+        return self._cache.model(endpoint, name)
 
     @staticmethod
     def _build(endpoint: LlmEndpoint, name: str) -> Model:
@@ -72,7 +66,7 @@ class EndpointModels:
             from pydantic_ai.models.openai import OpenAIChatModel
             from pydantic_ai.providers.openai import OpenAIProvider
 
-            key = endpoint.bearer() or _PLACEHOLDER_KEY
+            key = endpoint.bearer() or PLACEHOLDER_KEY
             client = AsyncOpenAI(base_url=endpoint.base_url, api_key=key, default_headers=headers)
             return OpenAIChatModel(name, provider=OpenAIProvider(openai_client=client))
         if endpoint.api_type == "anthropic":
@@ -80,7 +74,7 @@ class EndpointModels:
             from pydantic_ai.models.anthropic import AnthropicModel
             from pydantic_ai.providers.anthropic import AnthropicProvider
 
-            key = endpoint.key("x-api-key") or endpoint.bearer() or _PLACEHOLDER_KEY
+            key = endpoint.key("x-api-key") or endpoint.bearer() or PLACEHOLDER_KEY
             client = AsyncAnthropic(base_url=endpoint.base_url, api_key=key, default_headers=headers)
             return AnthropicModel(name, provider=AnthropicProvider(anthropic_client=client))
         raise ValueError(f"no pydantic-ai model for apiType {endpoint.api_type!r}")  # refused by providers/set first
