@@ -352,6 +352,7 @@ class RemoteServer:
         assert isinstance(self.agent, AcpAgent)
         agent = type(self.agent)(self.agent.runner, self._agent_options)
         agent.sessions.openings = self._openings  # one runner for every connection: its session hooks balance
+        agent.served_remotely = True
         return agent
 
     @property

@@ -122,6 +122,9 @@ class AcpAgent:
         """Going back to an earlier prompt: the `_acpkit/session/*` extension and fork at a prompt."""
         self._serves_delete = False
         self._serves_logout = False
+        self.served_remotely = False
+        """Served by `acpkit serve` to clients elsewhere: `providers/set` is refused (it would let a client
+        point the server's outgoing model calls at any address the server can reach)."""
         self.providers = ProviderSettings(
             runner.model_endpoints()
             if isinstance(runner, ModelEndpoints)
@@ -173,6 +176,14 @@ class AcpAgent:
             if not self.client.uses("providers"):
                 raise RequestError.method_not_found(f"providers/{answer.__name__}")
             await self.auth.require(f"providers/{answer.__name__}")
+            if self.served_remotely and answer.__name__ == "set":
+                raise RequestError.invalid_request(
+                    {
+                        "reason": "a remote agent does not send its model calls to an endpoint its client names: "
+                        "they would leave from the server's network (providers/set is for an agent on the "
+                        "client's own machine)"
+                    }
+                )
             result = answer(params)
             self.sessions.llm_endpoint = self.providers.endpoint
             return result
