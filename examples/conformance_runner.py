@@ -18,8 +18,10 @@ import pytest
 from acp.helpers import text_block, tool_content
 from acpkit_core import AcpAgent
 from acpkit_core.config import AgentOptions
+from acpkit_core.emitter import notice_limit
 from acpkit_core.ir import Text
 from acpkit_core.runner import StopReason, Turn, TurnUsage
+from acpkit_core.stop import request_limit_message
 from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
 
 
@@ -61,6 +63,9 @@ class ScenarioRunner:
             await turn.emit.text("Done thinking.")
         elif s == "tool_ok":
             await self._tool(turn, "read_file", {"path": "notes.txt"})
+            if turn.max_requests < 2:  # the answer would be a second model request: over the limit
+                await notice_limit(turn.emit, request_limit_message(turn.max_requests))
+                return "max_turn_requests"
             await turn.emit.text("Read it.")
         elif s == "tool_fail":
             await self._tool(turn, "read_file", {"path": "missing.txt"})
@@ -92,6 +97,8 @@ class ScenarioRunner:
 
 class TestScenarioRunnerConformance(RunnerConformance):
     """Every required scenario against `ScenarioRunner`."""
+
+    mcp_servers = False  # it connects no MCP servers: the MCP-over-ACP scenario is skipped, with the reason
 
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:

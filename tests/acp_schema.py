@@ -126,7 +126,7 @@ class StrictSchema:
 
     def type_for(self, method: str, side: str, kind: str) -> str | None:
         """The definition for `method`'s params (`Request`, `Notification`) or result (`Response`)."""
-        return self._by_method.get((method, side, kind))
+        return self._by_method.get((method, side, kind)) or self._by_method.get((method, "both", kind))
 
     def errors(self, type_name: str, value: Any) -> list[str]:
         """What is wrong with `value` as a `type_name` (empty when it is valid)."""

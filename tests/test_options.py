@@ -77,6 +77,7 @@ SAMPLES: dict[str, tuple[Any, Callable[[Any], object]]] = {
     "coalesce_ms": (5.0, lambda v: v),
     "write_window_ms": (0.5, lambda v: v),
     "allowed_paths": (("/tmp",), tuple),
+    "host_tools": ("off", str),
     "context_window": (200_000, lambda v: v),
     "transcript_flush_ms": (25.0, lambda v: v),
     "max_stored_attachment": (4096, lambda v: v),

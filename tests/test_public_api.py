@@ -63,6 +63,7 @@ RUNNER_CONTRACT = frozenset(
         "acpkit_core.prompt.media",
         "acpkit_core.prompt.parse",
         "acpkit_core.prompt.text",
+        "acpkit_core.providers",
         "acpkit_core.rewind",
         "acpkit_core.runner",
         "acpkit_core.stop",

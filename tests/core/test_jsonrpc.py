@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=20,
 )
@@ -177,3 +177,11 @@ def test_a_limit_comes_from_the_option_then_the_environment_then_the_default(mon
         MAX_MESSAGE_BYTES.value(None)
     with pytest.raises(UserError, match=r"AgentOptions\.max_message_bytes must be a positive number of bytes, got 0"):
         MAX_MESSAGE_BYTES.value(0)
+
+
+def test_non_json_numbers_are_a_parse_error() -> None:
+    """`Infinity` and `NaN` are what Python's json writes for inf and nan, but they are not JSON."""
+    for line in (b"Infinity", b"-Infinity", b"NaN", b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":NaN}}'):
+        inbound = read_line(line)
+        check(inbound)
+        assert inbound.message is None and inbound.replies[0]["error"]["code"] == -32700  # type: ignore[index]

@@ -20,7 +20,7 @@ from acpkit_core.config import AgentOptions
 from acpkit_core.runner import StopReason, Turn
 from acpkit_core.server import AcpAgent, _sdk
 from acpkit_core.server.transport import DirectSender
-from acpkit_core.testing import AcpTestClient
+from acpkit_core.testing import AcpTestClient, ScriptedRunner
 
 
 class Greeter:
@@ -116,3 +116,17 @@ async def test_without_the_private_seams_the_server_serves_everything_it_adverti
     assert caps.session_capabilities.delete is None  # not advertised, and answered "method not found"
     assert deleted.value.code == -32601
     assert agent.outbox.requests is None  # no `$/cancel_request` (optional in ACP); the rest works
+
+
+async def test_without_the_seams_an_unstable_update_the_sdk_cannot_carry_is_dropped_not_fatal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seams gone, an opted-in client: a notice (no SDK model) is left out and the turn goes on."""
+    monkeypatch.setattr(_sdk, "Connection", type("Unknown", (), {}))
+    monkeypatch.setattr(_sdk, "MessageRouter", type("Unknown", (), {}))
+    agent = AcpAgent(ScriptedRunner(), AgentOptions(store="memory"))
+    async with AcpTestClient.connect(agent, unstable=["sessionNotices"]) as c:
+        await c.initialize()
+        assert not agent.outbox.sends_wire_json
+        r = await c.prompt("notice warning Disk almost full\nsay hi", session_id=await c.new_session())
+    assert r.stop_reason == "end_turn" and r.text == "hi" and r.notices == []

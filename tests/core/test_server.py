@@ -29,6 +29,7 @@ from acpkit_core.runner import Session, StopReason, Turn
 from acpkit_core.server import AcpAgent
 from acpkit_core.store import SqliteStore
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
+from acpkit_core.unstable import UNSTABLE_SURFACES
 
 
 def scripted(**options: object) -> AcpAgent:
@@ -36,6 +37,9 @@ def scripted(**options: object) -> AcpAgent:
 
 
 # --- initialize -----------------------------------------------------------------------------------
+
+
+REWIND_META = {"methods": ["acpkit/session/prompts", "acpkit/session/rewind"], "forkMeta": "acpkit.fork"}
 
 
 class ImageRunner(ScriptedRunner):
@@ -63,7 +67,7 @@ async def test_initialize_advertises_exactly_what_works() -> None:
         "delete": {},
         "additionalDirectories": {},
     }  # no `fork`: it exists only in the unstable schema (see the opt-in test below)
-    assert "_meta" not in caps
+    assert caps["_meta"] == {"acpkit.rewind": REWIND_META}  # the memory store can rewind
     assert wire["authMethods"] == []
     assert agent.client.read_text_file and agent.client.terminal and not agent.client.boolean_config_options
     assert agent.client.unstable == frozenset()
@@ -79,8 +83,8 @@ async def test_a_client_that_opts_into_unstable_surfaces_is_told_which_it_gets(o
     answer = next(m for d, m in c.wire if d == "received" and m.get("id") == 0)
     caps = answer["result"]["agentCapabilities"]
     assert caps["sessionCapabilities"]["fork"] == {}
-    agreed = {"promptUsage": {}, "sessionFork": {}} if opt_in is True else {"sessionFork": {}}
-    assert caps["_meta"] == {"acpkit.unstable": agreed}
+    agreed = {s.name: {} for s in UNSTABLE_SURFACES} if opt_in is True else {"sessionFork": {}}
+    assert caps["_meta"] == {"acpkit.unstable": agreed, "acpkit.rewind": REWIND_META}
     assert agent.client.uses("sessionFork") and forked != sid
 
 

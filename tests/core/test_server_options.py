@@ -179,7 +179,7 @@ async def test_show_thinking_off_keeps_reasoning_out_of_the_client_and_the_trans
     (switch,) = options.config_options
     assert isinstance(switch, SessionConfigOptionBoolean) and switch.current_value is False
     assert shown.thoughts == "hmm" and hidden.thoughts == ""
-    assert hidden.kinds == ["agent_message_chunk"] and hidden.text == "done"
+    assert hidden.kinds == ["agent_message_chunk", "available_commands_update"] and hidden.text == "done"
     thoughts = [u.content.text for u in replayed if u.session_update == "agent_thought_chunk"]
     assert thoughts == ["hmm"]  # the hidden reasoning was not kept either
 

@@ -230,7 +230,8 @@ async def test_metrics_of_a_connection_its_sessions_and_turns(otel: Otel) -> Non
     durations = {p.attributes["stop_reason"]: p.count for p in otel.points("acpkit.turn.duration")}
     assert durations == {"end_turn": 2, "cancelled": 1}
     (first_update,) = otel.points("acpkit.turn.first_update")
-    assert first_update.count == 2 and first_update.attributes == {"adapter": "acpkit-core", "transport": "stdio"}
+    # the cancelled turn's one update is the commands update (its `/rewind` hint) sent after it
+    assert first_update.count == 3 and first_update.attributes == {"adapter": "acpkit-core", "transport": "stdio"}
     assert otel.value("acpkit.turn.tokens", type="input") == 3 and otel.value("acpkit.turn.tokens", type="output") == 4
     stored = {p.attributes["operation"]: p.count for p in otel.points("acpkit.store.duration")}
     assert stored["create"] == 1 and stored["begin_turn"] == 3 and stored["save"] >= 3
@@ -351,7 +352,7 @@ async def test_one_log_line_per_turn_and_per_connection(caplog: pytest.LogCaptur
     assert [e["event"] for e in events] == ["turn", "turn", "connection"]
     ok, failed, connection = events
     assert ok["session_id"] == sid and ok["stop_reason"] == "end_turn" and ok["error_code"] is None
-    assert ok["updates"] == 3  # the session's title, then two chunks
+    assert ok["updates"] == 4  # the session's title, two chunks, then the commands (`/rewind`'s new hint)
     assert ok["input_tokens"] == 5 and ok["output_tokens"] == 2
     assert ok["first_update_ms"] is not None and ok["first_update_ms"] <= ok["duration_ms"]
     assert ok["transport"] == "stdio" and ok["connection_id"] == connection["connection_id"]

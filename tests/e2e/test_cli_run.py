@@ -155,23 +155,27 @@ INIT_AND_NEW = (
 
 
 @pytest.mark.parametrize(
-    ("flags", "note"),
+    ("flags", "refused"),
     [
         ([], None),
         (["--default-store", "memory"], None),  # what acpkit_run_command passes: a default, not a request
-        (["--store", "memory"], "acpkit run: --store does not apply to a ready ACP agent; it is served as built"),
-        (["--name", "x"], "acpkit run: --name does not apply to a ready ACP agent; it is served as built"),
-        (
-            ["--store", "memory", "--name", "x"],
-            "acpkit run: --store and --name do not apply to a ready ACP agent; it is served as built",
-        ),
+        (["--store", "memory"], "--store"),
+        (["--name", "x"], "--name"),
+        (["--store", "memory", "--name", "x"], "--store, --name"),
     ],
 )
-def test_a_ready_agent_names_only_the_options_given(tmp_path: Path, flags: list[str], note: str | None) -> None:
+def test_a_raw_sdk_agent_refuses_only_the_options_given(tmp_path: Path, flags: list[str], refused: str | None) -> None:
+    """An agent written on the SDK alone cannot take `--store` or `--name`: asked for, they are refused
+    (exit 2, naming exactly the flags given), never silently ignored; a default store is no request."""
     result = acpkit("run", str(SDK_AGENT), *flags, cwd=tmp_path, stdin=INIT_AND_NEW)
-    assert result.returncode == 0, result.stderr
-    notes = [line for line in result.stderr.splitlines() if "not apply" in line]
-    assert notes == ([note] if note else [])
+    if refused is None:
+        assert result.returncode == 0, result.stderr
+        assert "cannot apply" not in result.stderr
+        return
+    assert result.returncode == 2
+    (line,) = [line for line in result.stderr.splitlines() if "cannot apply" in line]
+    assert line.startswith(f"acpkit run: {refused} cannot apply to ")
+    assert "written on the raw SDK" in line
 
 
 async def test_the_delegate_command_passes_its_store_as_a_default(tmp_path: Path) -> None:

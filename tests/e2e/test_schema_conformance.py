@@ -27,12 +27,14 @@ import pytest
 from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextResourceContents
 from acp_schema import Direction, StrictSchema
 from acpkit_core.testing import AcpTestClient
+from editor_mcp import editor_words
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 SCRIPTED = Path(__file__).parent / "agents" / "scripted_agent.py"
+MCP_OVER_ACP = Path(__file__).parent / "agents" / "mcp_acp_agents.py"
 
 
 def _protocol_page() -> Any:
@@ -59,7 +61,8 @@ def _scripted(root: Path) -> Agent:
         command=[sys.executable, str(SCRIPTED), "--store", "memory", "--modes", "--auth"],
         env={"ACME_API_KEY": "k-1"},
         prompts=[
-            "think first\nsay hello\nplan read | answer\n"
+            "think first\nsay hello\nplan read | answer\nnotice warning Disk almost full | 90% used\n"
+            "showplan design md ## Steps\ndropplan design\ncompact Kept: the notes.\n"
             f'tool read_file ok {{"path": "{notes}"}}\nusage 10 5 1000\nask delete_file\n'
             f"read {notes}\nwrite {out} written\nrun echo hi\nrun timeout=0.3 sleep 5",
             'question {"text": "Which color?", "choices": ["red", "green"]}',
@@ -89,6 +92,12 @@ AGENTS: dict[str, Callable[[Path], Agent]] = {
         cancel_prompt="count notes.txt",
     ),
     "scripted agent": _scripted,
+    # MCP over ACP: a tool of the MCP server the client serves (opted in; a plain client gives none)
+    "mcp-over-acp agent": lambda root: Agent(
+        command=[sys.executable, str(MCP_OVER_ACP), "pydantic"],
+        prompts=["look up ketchup"],
+        cancel_prompt="look up ketchup",
+    ),
 }
 
 
@@ -133,7 +142,8 @@ async def drive(agent: Agent, root: Path, *, opted_in: bool) -> list[tuple[Direc
         methods = [m for m in init.auth_methods or [] if getattr(m, "type", None) != "terminal"]
         if methods:
             await c.authenticate(methods[0].id)
-        sid = await c.new_session(additional_directories=[str(extra)])
+        served = [c.serve_mcp(editor_words(), name="words")] if opted_in else []
+        sid = await c.new_session(additional_directories=[str(extra)], mcp_servers=served)
         session = c.last_session
         assert session is not None
         if session.modes is not None:
@@ -166,6 +176,13 @@ async def drive(agent: Agent, root: Path, *, opted_in: bool) -> list[tuple[Direc
         for request_id in c.pending_requests("session/prompt"):
             await c.cancel_request(request_id)
         await asyncio.wait_for(turn, 10)
+        if opted_in:  # custom LLM endpoints, after the last turn (no turn reaches the endpoint)
+            listed = await c.providers_list()
+            for provider in listed["providers"]:
+                url = "http://127.0.0.1:9/v1"
+                params = {"providerId": provider["providerId"], "apiType": provider["supported"][0], "baseUrl": url}
+                await c.providers_set({**params, "headers": {"Authorization": "Bearer k"}})
+            await c.providers_disable("no-such-provider")
         await c.list_sessions()
         await c.load_session(sid)
         await c.resume_session(sid)

@@ -10,7 +10,7 @@ from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
 from langchain.agents import create_agent
-from langchain_acp import AcpPermissionMiddleware, ask_user, create_acp_agent
+from langchain_acp import AcpMcpMiddleware, AcpModelMiddleware, AcpPermissionMiddleware, ask_user, create_acp_agent
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from lc_helpers import Call, FakeChatModel, Reply, delete_file, read_file, slow_tool
@@ -33,6 +33,7 @@ SCRIPTS: dict[str, list[Any]] = {
     "memory": [_remember],
     "bad_prompt": [Reply(text="ok")],
     "question": [Reply(calls=[Call("pick_color", {}, "q1")]), Reply(text="ok")],
+    "mcp": [Reply(calls=[Call("lookup_word", {"word": "ketchup"}, "w1")]), Reply(text="ok")],
 }
 
 
@@ -49,7 +50,9 @@ class TestLangChainConformance(RunnerConformance):
         def make(scenario: str, options: AgentOptions) -> AcpAgent:
             model = FakeChatModel(script=list(SCRIPTS[scenario]), repeat_last=scenario == "memory")
             graph = create_agent(
-                model, tools=[read_file, delete_file, slow_tool, pick_color], middleware=[AcpPermissionMiddleware()]
+                model,
+                tools=[read_file, delete_file, slow_tool, pick_color],
+                middleware=[AcpMcpMiddleware(), AcpModelMiddleware(), AcpPermissionMiddleware()],
             )
             return create_acp_agent(graph, **{f.name: getattr(options, f.name) for f in dataclasses.fields(options)})
 

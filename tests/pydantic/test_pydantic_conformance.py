@@ -22,6 +22,7 @@ FIRST_CALL: dict[str, tuple[str, str]] = {
     "permission": ("delete_file", '{"path": "old.txt"}'),
     "cancel_tool": ("slow_tool", "{}"),
     "question": ("pick_color", "{}"),
+    "mcp": ("lookup_word", '{"word": "ketchup"}'),  # a tool of the MCP server the client serves over ACP
 }
 
 

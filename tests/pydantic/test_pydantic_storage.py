@@ -178,7 +178,7 @@ async def test_a_turn_appends_what_it_added_and_a_rewritten_history_replaces_the
     # A history processor that keeps only the last message: the run's history is no longer the stored
     # one followed by new messages, so the stored history is replaced by what the run kept.
     trimmed = Agent(FunctionModel(stream_function=recall), capabilities=[ProcessHistory(_keep_last)])
-    async with AcpTestClient.connect(create_acp_agent(trimmed, store=str(path))) as c:
+    async with AcpTestClient.connect(create_acp_agent(trimmed, store=str(path)), unstable=["sessionCompaction"]) as c:
         await c.initialize()
         sid = await c.new_session()
         assert (await c.prompt("alpha", session_id=sid)).text == "turn 1: alpha"

@@ -295,10 +295,12 @@ def _serve_starts(acpkit: Path, target: list[str], cwd: Path) -> str | None:
     )
     try:
         assert process.stderr is not None
-        line = process.stderr.readline()
-        if line.startswith("acpkit serve: serving "):
-            return None
-        return line + process.stderr.read()
+        said = ""
+        for line in process.stderr:  # what it says before serving (the open-file limit), or why it cannot
+            if line.startswith("acpkit serve: serving "):
+                return None
+            said += line
+        return said
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -48,16 +48,19 @@ async def replica(
     args: Sequence[str] = (),
     env: dict[str, str] | None = None,
     timeout: float = 90,
-    target: str | Path = TARGET,
+    target: str | Path | None = TARGET,
     preexec_fn: Callable[[], None] | None = None,
 ) -> AsyncGenerator[Replica]:
-    """`acpkit serve` of `target` (the replica target by default) on `store`; killed (if still running) on exit."""
+    """`acpkit serve` of `target` (the replica target by default) on `store`; killed (if still running) on exit.
+
+    `target=None`: no target (`args` ends with `-- CMD ARGS...`).
+    """
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "acpkit_core.cli",
         "serve",
-        str(target),
+        *([str(target)] if target is not None else []),
         "--port",
         "0",
         *args,

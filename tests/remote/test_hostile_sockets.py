@@ -104,9 +104,12 @@ async def _read_until_closed(ws: RawFrames, limit: float) -> list[dict[str, Any]
     return received
 
 
-async def test_a_client_that_never_reads_stops_its_turn_and_is_closed(tmp_path: Path, tokens: list[str]) -> None:
+@pytest.mark.parametrize("telemetry", [[], ["--access-log"]], ids=["plain", "telemetry"])
+async def test_a_client_that_never_reads_stops_its_turn_and_is_closed(
+    tmp_path: Path, tokens: list[str], telemetry: list[str]
+) -> None:
     words = _words(200_000)  # about 26 MB of frames: far more than any buffer on the way
-    args = [*tokens, "--idle-timeout", "2", "--outbound-buffer", "64KiB"]
+    args = [*tokens, "--idle-timeout", "2", "--outbound-buffer", "64KiB", *telemetry]
     async with replica(str(tmp_path / "s.sqlite3"), args=args) as served:
         ws = await RawFrames.connect(served.url, receive_buffer=4096, headers={"Authorization": f"Bearer {TOKEN}"})
         await ws.call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})

@@ -291,3 +291,20 @@ async def test_langchain_runs_nest_under_the_turn_over_a_real_serve(tmp_path: Pa
     assert {"model", "tools", "lookup"} <= {s.name for s in langchain}
     assert all(s.trace_id == TRACE_ID for s in langchain)
     assert [s.name for s in langchain].count("LangGraph") == 1  # the start-up warm-up's throwaway run is not traced
+
+
+async def test_a_principals_connection_quota_is_counted_as_a_refusal(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"alice:{TOKEN}\n")
+    args = ["--token-file", str(tokens), "--otel", "--max-connections-per-principal", "1"]
+    env = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
+    async with (
+        replica(str(tmp_path / "sessions.sqlite3"), args=args, env=env) as served,
+        websockets.connect(served.url, additional_headers=_auth()),
+    ):
+        with pytest.raises(InvalidStatus) as second:
+            async with websockets.connect(served.url, additional_headers=_auth()):
+                pass
+        page = samples((await _scrape(served, _auth())).text)
+    assert second.value.response.status_code == 429
+    assert sample(page, "acpkit_refusals_total", reason="principal_connections") == 1

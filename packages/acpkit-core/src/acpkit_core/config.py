@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 from acp.schema import ToolKind
 
 from .errors import UserError
+from .host_tools import HostTools
 from .runner import CommandHandler
 
 if TYPE_CHECKING:
@@ -222,7 +223,12 @@ class AgentOptions:
     each still its own message, in order; a response or a request to the client goes at once with
     everything before it, and so does the first update after a pause (0: one write per message)."""
     allowed_paths: Sequence[str] = ()
-    """Directories besides each session's cwd that client file and terminal access may touch."""
+    """Directories besides each session's cwd that client file and terminal access may touch; with
+    `host_tools="server"`, the server's workspace (the only directories those tools may touch)."""
+    host_tools: HostTools = "client"
+    """Who serves the agent's file and terminal tools: `"client"` (what the client advertised),
+    `"server"` (this machine's `allowed_paths`, under the path policy) or `"off"` (none; the agent is
+    told the client has no files or terminals). See [`acpkit_core.host_tools`][acpkit_core.host_tools]."""
     context_window: int | None = None
     """The model's context window in tokens, for `usage_update` when the framework does not report
     one (a [`ModelOption`][acpkit_core.config.ModelOption]'s own window wins for that model)."""
@@ -291,6 +297,7 @@ class AgentOptionsKwargs(TypedDict, total=False):
     coalesce_ms: float
     write_window_ms: float
     allowed_paths: Sequence[str]
+    host_tools: HostTools
     context_window: int | None
     transcript_flush_ms: float
     max_stored_attachment: int | None

@@ -35,11 +35,11 @@ from acp.schema import (
 )
 
 from . import prices
-from .runner import Emitter, NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
+from .runner import CompactionStatus, Emitter, NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
 from .tool_calls import ToolCalls, json_object
 
 if TYPE_CHECKING:
-    from .plan import TurnPlan
+    from .plan import PlanContent, TurnPlan
 
 __all__ = [
     "NOTICE_META_KEY",
@@ -48,6 +48,8 @@ __all__ = [
     "SessionUpdate",
     "TurnEmitter",
     "WireUpdate",
+    "notice_limit",
+    "notice_mcp_failures",
     "notice_model_fallback",
     "notice_update",
     "update_from_json",
@@ -88,17 +90,31 @@ NOTICE_META_KEY = "notice"
 
 
 def notice_update(
-    title: str, *, description: str | None = None, severity: NoticeSeverity = "info", message_id: str | None = None
+    title: str,
+    *,
+    description: str | None = None,
+    severity: NoticeSeverity = "info",
+    message_id: str | None = None,
+    native: bool = False,
+    text: str | None = None,
 ) -> WireUpdate:
-    """The one form a notice takes on the wire (today: an agent message of its own, tagged in `_meta`).
+    """The one form a notice takes on the wire: the one place that decides it.
 
-    ACP has no stable notice update yet (the "session notices" RFD proposes `sessionUpdate: notice`).
-    Until a client can be sent one, a notice is an `agent_message_chunk` every client shows: the
-    title in bold and the description, as a Markdown quote, with `_meta.acpkit.notice` holding the
-    structured fields. Everything that sends a notice goes through this function.
+    `native` (the client negotiated `sessionNotices`, see [`acpkit_core.unstable`][acpkit_core.unstable]):
+    the unstable schema's `notice` update (`severity`, `title`, `description`; the "session notices"
+    RFD). Otherwise an `agent_message_chunk` of its own that every client shows, with
+    `_meta.acpkit.notice` holding the structured fields: `text` when given (what a limit reached
+    has always said), else the title in bold and the description, as a Markdown quote.
+    Everything that sends a notice goes through this function.
     """
-    body = f"**{title}**" + (f": {description}" if description else "")
-    text = "\n".join(f"> {line}" if line else ">" for line in body.splitlines())
+    if native:
+        notice: WireUpdate = {"sessionUpdate": "notice", "severity": severity, "title": title}
+        if description:
+            notice["description"] = description
+        return notice
+    if text is None:
+        body = f"**{title}**" + (f": {description}" if description else "")
+        text = "\n".join(f"> {line}" if line else ">" for line in body.splitlines())
     fields: dict[str, Any] = {"severity": severity, "title": title}
     if description:
         fields["description"] = description
@@ -150,6 +166,28 @@ async def notice_model_fallback(
     await emit.notice(title, description=", ".join(parts) + then, severity="warning")
 
 
+async def notice_mcp_failures(emit: Emitter, failures: Sequence[tuple[str, str]], *, text: str | None = None) -> None:
+    """Tell the user which of the session's MCP servers did not start (the notice both adapters send,
+    once, on the session's first turn). `failures` are `(server name, why)`; `text` is what a client
+    without notices reads (default: one line per server)."""
+    if not failures:
+        return
+    lines = [f"MCP server `{name}` did not start: {why}" for name, why in failures]
+    title = "MCP server unavailable" if len(failures) == 1 else f"{len(failures)} MCP servers unavailable"
+    description = "; ".join(lines) + ". Continuing without their tools."
+    if text is None:
+        text = "\n".join(f"{line}. Its tools are not available in this session." for line in lines)
+    await emit.notice(title, description=description, severity="warning", text=text)
+
+
+async def notice_limit(emit: Emitter, message: str) -> None:
+    """Tell the user a limit stopped the turn (`max_turn_requests`, a framework's recursion or usage
+    limit): a `warning` notice where the client negotiated notices, else `message` (from
+    [`request_limit_message`][acpkit_core.stop.request_limit_message] or
+    [`limit_message`][acpkit_core.stop.limit_message]) as an agent message of its own."""
+    await emit.notice("Turn limit reached", description=message, severity="warning", text=message)
+
+
 def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLocation]:
     return [ToolCallLocation(path=path, line=line) for path, line in locations]
 
@@ -174,8 +212,11 @@ class TurnEmitter:
         context_window: int | None = None,
         show_thoughts: bool = True,
         session_cost: float | None = None,
+        unstable: frozenset[str] = frozenset(),
     ) -> None:
         self._send = send
+        self.unstable = unstable
+        """The unstable surfaces the client negotiated ([`acpkit_core.unstable`][acpkit_core.unstable])."""
         self._session_cost = session_cost
         self.turn_cost: float | None = None
         """The turn's cost in US dollars, added up over the responses whose price is known."""
@@ -200,6 +241,10 @@ class TurnEmitter:
         self.turn_usage: Usage | None = None
         """Usage added up over the turn, `None` until the runner reports some."""
 
+    def uses(self, surface: str) -> bool:
+        """True when the client negotiated the unstable `surface` (`sessionNotices`, `planOperations`, ...)."""
+        return surface in self.unstable
+
     # --- messages ---------------------------------------------------------------------------
 
     def new_message(self) -> None:
@@ -212,8 +257,10 @@ class TurnEmitter:
             mid = self._message_ids[kind] = uuid.uuid4().hex
         return mid
 
-    async def _emit(self, update: SessionUpdate, *, record: bool = True) -> None:
+    async def _emit(self, update: SessionUpdate, *, record: bool = True, extra: WireUpdate | None = None) -> None:
         wire = update_to_json(update)
+        if extra:
+            wire.update(extra)
         if record:
             self.recorded.append(wire)
         await self._send(wire)
@@ -311,8 +358,13 @@ class TurnEmitter:
         locations: Sequence[tuple[str, int | None]] = (),
         content: Sequence[ToolCallContent] = (),
         meta: Mapping[str, Any] | None = None,
+        name: str | None = None,
     ) -> None:
-        """Announce a tool call (recorded in [`tool_calls`][acpkit_core.emitter.TurnEmitter.tool_calls])."""
+        """Announce a tool call (recorded in [`tool_calls`][acpkit_core.emitter.TurnEmitter.tool_calls]).
+
+        `name` is the tool's programmatic name, sent as the call's `name` to a client that negotiated
+        `toolCallName` (left out for any other).
+        """
         if not self.tool_calls.observe(tool_call_id, status, title=title, kind=kind):
             return
         await self.send_tool_call(
@@ -324,6 +376,7 @@ class TurnEmitter:
             locations=locations,
             content=content,
             meta=meta,
+            name=name,
         )
 
     async def tool_call_update(
@@ -365,8 +418,13 @@ class TurnEmitter:
         locations: Sequence[tuple[str, int | None]] = (),
         content: Sequence[ToolCallContent] = (),
         meta: Mapping[str, Any] | None = None,
+        name: str | None = None,
     ) -> None:
-        """Send `tool_call` as given (`rawInput` as a JSON object), without the lifecycle's checks."""
+        """Send `tool_call` as given (`rawInput` as a JSON object), without the lifecycle's checks.
+
+        With `name`, and a client that negotiated `toolCallName`, the call carries the tool's `name`
+        (the unstable schema's field; the stable one has none, so any other client is not sent it).
+        """
         await self.flush()
         self.new_message()
         await self._emit(
@@ -380,7 +438,8 @@ class TurnEmitter:
                 locations=_locations(locations) if locations else None,
                 content=list(content) if content else None,
                 field_meta=dict(meta) if meta else None,
-            )
+            ),
+            extra={"name": name} if name and self.uses("toolCallName") else None,
         )
 
     async def send_tool_call_update(
@@ -435,6 +494,75 @@ class TurnEmitter:
         entries = [PlanEntry(content=i.content, status=i.status, priority=i.priority) for i in current]
         await self._emit(AgentPlanUpdate(session_update="plan", entries=entries))
 
+    async def send_plan_update(self, plan: PlanContent) -> None:
+        """Send the unstable `plan_update` for one plan (its entries, its Markdown, or its file's URI).
+
+        Only for a client that negotiated `planOperations`; not recorded (the transcript keeps the
+        stable `plan`, which replays to every client).
+        """
+        await self.flush()
+        body: WireUpdate
+        if plan.markdown is not None:
+            body = {"type": "markdown", "planId": plan.id, "content": plan.markdown}
+        elif plan.uri is not None:
+            body = {"type": "file", "planId": plan.id, "uri": plan.uri}
+        else:
+            entries = [{"content": i.content, "priority": i.priority, "status": i.status} for i in plan.items]
+            body = {"type": "items", "planId": plan.id, "entries": entries}
+        await self._send({"sessionUpdate": "plan_update", "plan": body})
+
+    async def send_plan_removed(self, plan_id: str) -> None:
+        """Send the unstable `plan_removed` (only for a client that negotiated `planOperations`)."""
+        await self.flush()
+        await self._send({"sessionUpdate": "plan_removed", "planId": plan_id})
+
+    async def record_plan(self, items: Sequence[PlanItem]) -> None:
+        """Keep the stable `plan` with these entries in the transcript without sending it (what
+        `session/load` replays after plan operations were sent live)."""
+        entries = [PlanEntry(content=i.content, status=i.status, priority=i.priority) for i in items]
+        self.recorded.append(update_to_json(AgentPlanUpdate(session_update="plan", entries=entries)))
+
+    # --- compaction -------------------------------------------------------------------------
+
+    async def compaction(
+        self,
+        *,
+        status: CompactionStatus = "completed",
+        compaction_id: str | None = None,
+        summary: str | None = None,
+        error: str | None = None,
+        removed: int | None = None,
+    ) -> str:
+        """Tell the client the history was compacted (or is being, or failed to be); returns the id.
+
+        To a client that negotiated `sessionCompaction`: the unstable `compaction_update` with this
+        id (a new one when not given), `status`, and, once `completed`, `summary` (the text kept in
+        place of the older messages, when the framework shows one) or, once `failed`, `error`.
+        To any other client, at a terminal status only: a notice ("Context compacted", with how many
+        messages were `removed` when known). Live only, never replayed.
+        """
+        await self.flush()
+        if compaction_id is None:
+            compaction_id = f"cmp-{uuid.uuid4().hex[:12]}"
+        if self.uses("sessionCompaction"):
+            wire: WireUpdate = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}
+            if summary and status == "completed":
+                wire["summary"] = [{"type": "text", "text": summary}]
+            if error and status == "failed":
+                wire["error"] = error
+            self.new_message()
+            await self._send(wire)
+        elif status == "completed":
+            what = "Earlier messages were" if not removed else f"{removed} earlier messages were"
+            if removed == 1:
+                what = "1 earlier message was"
+            await self.notice(
+                "Context compacted", description=f"{what} summarized to fit the model's context.", severity="info"
+            )
+        elif status == "failed":
+            await self.notice("Context compaction failed", description=error, severity="warning")
+        return compaction_id
+
     async def usage(self, usage: TurnUsage) -> None:
         """Add one model response's usage to the turn; send `usage_update` when the context size is known.
 
@@ -484,16 +612,26 @@ class TurnEmitter:
             )
             await self._emit(meter, record=False)
 
-    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "info") -> None:
+    async def notice(
+        self,
+        title: str,
+        *,
+        description: str | None = None,
+        severity: NoticeSeverity = "info",
+        text: str | None = None,
+    ) -> None:
         """Tell the user something that is neither the answer nor a tool call.
 
-        Sent as [`notice_update`][acpkit_core.emitter.notice_update] says.
+        Sent as [`notice_update`][acpkit_core.emitter.notice_update] says: a `notice` update to a
+        client that negotiated `sessionNotices`, else an agent message of its own (`text`, when
+        given, else the title and description).
         A notice is live only: it is not part of the transcript, so `session/load` does not replay
         it, and the answer's text after it starts a new message.
         """
         await self.flush()
         self.new_message()
-        await self._send(notice_update(title, description=description, severity=severity))
+        native = self.uses("sessionNotices")
+        await self._send(notice_update(title, description=description, severity=severity, native=native, text=text))
 
     async def session_info(self, *, title: str | None = None, meta: Mapping[str, Any] | None = None) -> None:
         """Send `session_info_update` with `title` and/or `_meta`, stamped now (not recorded)."""
@@ -509,3 +647,8 @@ class TurnEmitter:
         """Send an update that is not part of the transcript (session info, mode changes)."""
         await self.flush()
         await self._send(update_to_json(update))
+
+    async def send_wire(self, update: WireUpdate) -> None:
+        """Send an update already dumped as wire JSON, not part of the transcript (after the text before it)."""
+        await self.flush()
+        await self._send(update)

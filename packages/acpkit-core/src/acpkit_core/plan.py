@@ -15,15 +15,22 @@ A plan reaches the user from three sources, all through [`TurnPlan`][acpkit_core
 
 The plan is kept with the session (it survives a restart), changed whole (`set`) or one entry at a
 time (`update`, `add`, `remove`), and every change goes out through one method,
-`TurnPlan._publish`. ACP's stable `plan` update always carries the complete list, so that is what
-every client is sent today; the unstable plan operations (`plan_update` / `plan_removed` of the
-plan RFD, for clients that advertise `plan`) can be sent from that one method later, without a
-change to any runner.
+`TurnPlan._publish`. ACP's stable `plan` update carries the complete list; a client that negotiated
+the unstable plan operations (`planOperations`, or `clientCapabilities.plan` of the plan RFD) is
+sent `plan_update` (the plan's id and entries) and `plan_removed` (when the plan is cleared) instead.
+
+Besides the session's plan (id [`MAIN_PLAN_ID`][acpkit_core.plan.MAIN_PLAN_ID]), a runner can show
+other plans by id ([`TurnPlan.show`][acpkit_core.plan.TurnPlan.show]: entries, Markdown, or a
+file's URI) and take them away ([`TurnPlan.drop`][acpkit_core.plan.TurnPlan.drop]). A client with
+plan operations sees each as its own plan; a plain client sees one stable `plan` holding every
+plan's entries in order (a Markdown or file plan as one entry). The transcript always keeps that
+stable form, so `session/load` replays a plan every client can read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -31,8 +38,12 @@ from pydantic import BaseModel, Field
 from .runner import PlanItem, Session
 
 __all__ = [
+    "MAIN_PLAN_ID",
+    "PLANS_STATE_KEY",
     "PLAN_STATE_KEY",
     "PlanChange",
+    "PlanContent",
+    "PlanOperations",
     "PlanOutput",
     "PlanProvider",
     "PlanStep",
@@ -42,10 +53,17 @@ __all__ = [
     "plan_from_json",
     "plan_items",
     "plan_to_json",
+    "plans_from_json",
 ]
 
 PLAN_STATE_KEY = "plan"
 """The key of the server's per-session JSON under which the plan is stored."""
+
+PLANS_STATE_KEY = "plans"
+"""The key of the server's per-session JSON under which the other plans (`TurnPlan.show`) are stored."""
+
+MAIN_PLAN_ID = "main"
+"""The `planId` of the session's plan in `plan_update` / `plan_removed`."""
 
 PlanChange: TypeAlias = Literal["set", "update", "add", "remove", "clear", "refresh"]
 """What changed the plan (`TurnPlan._publish` gets it, for the plan operations of a later protocol)."""
@@ -168,8 +186,73 @@ def partial_plan(json_text: str) -> list[PlanItem]:
     return items if closed else items[:-1]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanContent:
+    """One plan of a session, by id: its entries, or Markdown text, or a file's URI (one of the three)."""
+
+    id: str
+    """The plan's id (`planId`)."""
+    items: tuple[PlanItem, ...] = ()
+    """Its entries (an `items` plan)."""
+    markdown: str | None = None
+    """Its Markdown text (a `markdown` plan)."""
+    uri: str | None = None
+    """The URI of the file that holds it (a `file` plan)."""
+
+    def entries(self) -> tuple[PlanItem, ...]:
+        """The plan as stable `plan` entries: its items; a Markdown or file plan as one entry."""
+        if self.markdown is not None:
+            return (PlanItem(content=self.markdown),)
+        if self.uri is not None:
+            return (PlanItem(content=f"Plan: {self.uri}"),)
+        return self.items
+
+    def to_json(self) -> dict[str, Any]:
+        """As stored with the session."""
+        if self.markdown is not None:
+            return {"id": self.id, "markdown": self.markdown}
+        if self.uri is not None:
+            return {"id": self.id, "uri": self.uri}
+        return {"id": self.id, "items": plan_to_json(self.items)}
+
+
+def plans_from_json(value: object) -> tuple[PlanContent, ...]:
+    """The other plans stored with the session (entries that do not fit are left out)."""
+    if not isinstance(value, list):
+        return ()
+    plans: list[PlanContent] = []
+    for raw in cast(list[Any], value):
+        if not isinstance(raw, dict) or not isinstance(cast(dict[str, Any], raw).get("id"), str):
+            continue
+        fields = cast(dict[str, Any], raw)
+        markdown, uri = fields.get("markdown"), fields.get("uri")
+        if isinstance(markdown, str):
+            plans.append(PlanContent(id=fields["id"], markdown=markdown))
+        elif isinstance(uri, str):
+            plans.append(PlanContent(id=fields["id"], uri=uri))
+        else:
+            plans.append(PlanContent(id=fields["id"], items=plan_from_json(fields.get("items"))))
+    return tuple(plans)
+
+
 Publisher: TypeAlias = Callable[[Sequence[PlanItem], PlanChange], Awaitable[None]]
-"""Sends the plan after a change (the complete list, and what changed)."""
+"""Sends the stable plan after a change (the complete list, and what changed)."""
+
+
+class PlanOperations(Protocol):
+    """Sends the unstable plan operations (the turn's emitter, for a client that negotiated them)."""
+
+    async def send_plan_update(self, plan: PlanContent) -> None:
+        """Send `plan_update` for one plan."""
+        ...
+
+    async def send_plan_removed(self, plan_id: str) -> None:
+        """Send `plan_removed`."""
+        ...
+
+    async def record_plan(self, items: Sequence[PlanItem]) -> None:
+        """Keep the stable `plan` in the transcript (not sent)."""
+        ...
 
 
 class TurnPlan:
@@ -186,11 +269,61 @@ class TurnPlan:
         send: Publisher,
         *,
         provider: PlanProvider | None = None,
+        others: Sequence[PlanContent] = (),
+        operations: PlanOperations | None = None,
     ) -> None:
         self._session = session
         self._items: tuple[PlanItem, ...] = tuple(items)
         self._send = send
         self._provider = provider
+        self._others: dict[str, PlanContent] = {p.id: p for p in others}
+        self._operations = operations
+
+    @property
+    def operations(self) -> bool:
+        """True when the client negotiated plan operations: each plan is shown on its own, by id."""
+        return self._operations is not None
+
+    @property
+    def others(self) -> tuple[PlanContent, ...]:
+        """The plans shown besides the session's plan ([`show`][acpkit_core.plan.TurnPlan.show]), in order."""
+        return tuple(self._others.values())
+
+    def others_to_json(self) -> list[dict[str, Any]]:
+        """The other plans as stored with the session."""
+        return [p.to_json() for p in self._others.values()]
+
+    async def show(
+        self,
+        plan_id: str,
+        *,
+        items: Sequence[PlanItem] | None = None,
+        markdown: str | None = None,
+        uri: str | None = None,
+    ) -> None:
+        """Show (or replace) another plan besides the session's: its entries, Markdown text, or a file's URI.
+
+        Exactly one of `items`, `markdown`, `uri`; `plan_id` is any id but `MAIN_PLAN_ID`. A client
+        with plan operations is sent `plan_update` for that plan alone; a plain client the stable
+        `plan` with every plan's entries. Kept with the session, like the session's plan.
+        """
+        if plan_id == MAIN_PLAN_ID or not plan_id:
+            raise ValueError(f"TurnPlan.show: plan id {plan_id!r} is the session's plan; change it with set/update")
+        given = [v for v in (items, markdown, uri) if v is not None]
+        if len(given) != 1:
+            raise ValueError("TurnPlan.show: give exactly one of items=, markdown=, uri=")
+        plan = PlanContent(id=plan_id, items=tuple(items or ()), markdown=markdown, uri=uri)
+        if self._others.get(plan_id) == plan:
+            return
+        self._others[plan_id] = plan
+        await self._publish("set", plan_id)
+
+    async def drop(self, plan_id: str) -> None:
+        """Take away a plan shown with [`show`][acpkit_core.plan.TurnPlan.show] (`plan_removed`);
+        nothing when there is no such plan."""
+        if self._others.pop(plan_id, None) is None:
+            return
+        await self._publish("remove", plan_id, removed=True)
 
     @property
     def items(self) -> tuple[PlanItem, ...]:
@@ -273,11 +406,27 @@ class TurnPlan:
         self._items = items
         await self._publish(change)
 
-    async def _publish(self, change: PlanChange) -> None:
+    def folded(self) -> tuple[PlanItem, ...]:
+        """Every plan's entries in one list: the session's plan, then the others in order (the stable form)."""
+        return self._items + tuple(i for p in self._others.values() for i in p.entries())
+
+    async def _publish(self, change: PlanChange, plan_id: str = MAIN_PLAN_ID, *, removed: bool = False) -> None:
         """Send the plan after `change`: the one place a plan leaves the agent.
 
-        Today every client gets ACP's stable `plan` update with the complete list. A client that
-        negotiated the plan operations of the plan RFD would get `plan_update` / `plan_removed`
-        from here instead.
+        A client that negotiated plan operations gets `plan_update` for the plan that changed, or
+        `plan_removed` (a plan dropped, or the session's plan cleared); the transcript keeps the
+        stable form. Any other client gets ACP's stable `plan` with every plan's entries.
         """
-        await self._send(self._items, change)
+        ops = self._operations
+        if ops is None:
+            await self._send(self.folded(), change)
+            return
+        if plan_id == MAIN_PLAN_ID:
+            removed = not self._items
+        if removed:
+            await ops.send_plan_removed(plan_id)
+        elif plan_id == MAIN_PLAN_ID:
+            await ops.send_plan_update(PlanContent(id=MAIN_PLAN_ID, items=self._items))
+        else:
+            await ops.send_plan_update(self._others[plan_id])
+        await ops.record_plan(self.folded())

@@ -17,6 +17,7 @@ tools for `/tools` and its MCP servers for `/mcp`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -43,10 +44,13 @@ if TYPE_CHECKING:
     from .host import ClientHost
     from .plan import TurnPlan
     from .prompt.meta import OutputSchema
+    from .providers import LlmEndpoint
     from .tool_calls import ToolCalls
 
 __all__ = [
     "ClientInfo",
+    "ClientMcpServer",
+    "CompactionStatus",
     "Emitter",
     "HistoryLog",
     "HttpMcpServer",
@@ -54,6 +58,7 @@ __all__ = [
     "McpServer",
     "McpServerState",
     "McpServerStatus",
+    "McpStreams",
     "NoticeSeverity",
     "PermissionDecision",
     "PlanItem",
@@ -129,17 +134,54 @@ class SseMcpServer:
     """Discriminator."""
 
 
-McpServer: TypeAlias = StdioMcpServer | HttpMcpServer | SseMcpServer
+McpStreams: TypeAlias = "AbstractAsyncContextManager[tuple[Any, Any]]"
+"""An open connection to an MCP server: the (read, write) streams an MCP `ClientSession` takes."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientMcpServer:
+    """An MCP server the client serves through the ACP connection itself (MCP over ACP, unstable).
+
+    Only a client that opted into the `mcpOverAcp` unstable surface sends one (see
+    [`acpkit_core.mcp_over_acp`][acpkit_core.mcp_over_acp]). Connect it as a stdio server:
+    `async with server.streams() as (read, write)` gives the streams of an MCP `ClientSession`.
+    """
+
+    name: str
+    """Human-readable name."""
+    server_id: str
+    """The `serverId` the client gave it (opaque; routes `mcp/connect`)."""
+    connector: Callable[[str], McpStreams] | None = field(default=None, compare=False, repr=False)
+    """Opens a connection through the ACP connection (set by the server; `None` outside a connection)."""
+    transport: Literal["acp"] = "acp"
+    """Discriminator."""
+
+    def streams(self) -> McpStreams:
+        """Open a connection (`mcp/connect`, closed with `mcp/disconnect`): yields (read, write) streams.
+
+        Raises `ConnectionError` when the description is not tied to a client connection (a session
+        read back from the store, say) or the client refuses the connection.
+        """
+        if self.connector is None:
+            raise ConnectionError(f"MCP server {self.name!r} is served over ACP and no client connection serves it")
+        return self.connector(self.server_id)
+
+
+McpServer: TypeAlias = StdioMcpServer | HttpMcpServer | SseMcpServer | ClientMcpServer
 """An MCP server description from `session/new`."""
 
 WireMcpServer: TypeAlias = WireHttpMcpServer | WireSseMcpServer | AcpMcpServer | McpServerStdio
 """An MCP server as the SDK parses it from `session/new` (`mcpServers`)."""
 
 
-def mcp_servers_from_wire(servers: Sequence[WireMcpServer] | None) -> tuple[McpServer, ...]:
-    """The client's `mcpServers` as runner-side descriptions (ACP-transport servers are skipped).
+def mcp_servers_from_wire(
+    servers: Sequence[WireMcpServer] | None, *, connector: Callable[[str], McpStreams] | None = None
+) -> tuple[McpServer, ...]:
+    """The client's `mcpServers` as runner-side descriptions.
 
-    A hand-built server calls it on the `mcp_servers` its `new_session` handler receives.
+    ACP-transport servers (MCP over ACP) become [`ClientMcpServer`][acpkit_core.runner.ClientMcpServer]s
+    opened with `connector` when it is given, and are skipped otherwise. A hand-built server calls
+    it on the `mcp_servers` its `new_session` handler receives.
     """
     out: list[McpServer] = []
     for s in servers or ():
@@ -151,6 +193,8 @@ def mcp_servers_from_wire(servers: Sequence[WireMcpServer] | None) -> tuple[McpS
             out.append(HttpMcpServer(name=s.name, url=s.url, headers={h.name: h.value for h in s.headers}))
         elif isinstance(s, WireSseMcpServer):
             out.append(SseMcpServer(name=s.name, url=s.url, headers={h.name: h.value for h in s.headers}))
+        elif connector is not None:
+            out.append(ClientMcpServer(name=s.name, server_id=s.server_id, connector=connector))
     return tuple(out)
 
 
@@ -347,6 +391,9 @@ class ClientInfo:
 NoticeSeverity: TypeAlias = Literal["info", "warning", "error"]
 """How much a notice matters: a hint for the client's presentation, never a failure of the turn."""
 
+CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"]
+"""Where a compaction of the history stands (`compaction_update.status`)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanItem:
@@ -494,8 +541,10 @@ class Emitter(Protocol):
         locations: Sequence[tuple[str, int | None]] = (),
         content: Sequence[ToolCallContent] = (),
         meta: Mapping[str, Any] | None = None,
+        name: str | None = None,
     ) -> None:
-        """Announce a tool call (`tool_call`). Locations are `(absolute path, 1-based line or None)`."""
+        """Announce a tool call (`tool_call`). Locations are `(absolute path, 1-based line or None)`;
+        `name` is the tool's programmatic name (sent where the client negotiated `toolCallName`)."""
         ...
 
     async def tool_call_update(
@@ -530,12 +579,34 @@ class Emitter(Protocol):
         """
         ...
 
-    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "info") -> None:
+    async def notice(
+        self,
+        title: str,
+        *,
+        description: str | None = None,
+        severity: NoticeSeverity = "info",
+        text: str | None = None,
+    ) -> None:
         """Tell the user something that is neither the answer nor a tool call (a model fallback, a
-        server that did not start): advisory, live only, never replayed by `session/load`.
+        server that did not start, a limit reached): advisory, live only, never replayed by `session/load`.
 
-        [`TurnEmitter.notice`][acpkit_core.emitter.TurnEmitter.notice] says how it is shown.
+        [`TurnEmitter.notice`][acpkit_core.emitter.TurnEmitter.notice] says how it is shown (`text`:
+        what a client without notices reads instead of the title and description).
         """
+        ...
+
+    async def compaction(
+        self,
+        *,
+        status: CompactionStatus = "completed",
+        compaction_id: str | None = None,
+        summary: str | None = None,
+        error: str | None = None,
+        removed: int | None = None,
+    ) -> str:
+        """Tell the client the framework compacted the history (returns the compaction's id, to send a
+        later status of the same one). [`TurnEmitter.compaction`][acpkit_core.emitter.TurnEmitter.compaction]
+        says how it is shown."""
         ...
 
 
@@ -587,6 +658,15 @@ class Turn(Protocol):
     def model_id(self) -> str | None:
         """The model this prompt runs with, if models are offered: the prompt's own choice
         (`_meta.acpkit.model`, or `/model <id> <prompt>`), else the session's `model` config option."""
+        ...
+
+    @property
+    def llm_endpoint(self) -> LlmEndpoint | None:
+        """The model endpoint the client set (`providers/set`, an unstable surface), `None` when it set none.
+
+        A runner that implements [`ModelEndpoints`][acpkit_core.providers.ModelEndpoints] builds its
+        model on it for this turn (keeping the model's name): see [`acpkit_core.providers`][acpkit_core.providers].
+        """
         ...
 
     @property

@@ -195,8 +195,9 @@ class ToolCallWire(Protocol):
         locations: Sequence[tuple[str, int | None]] = (),
         content: Sequence[ToolCallContent] = (),
         meta: Mapping[str, Any] | None = None,
+        name: str | None = None,
     ) -> None:
-        """Send `tool_call`."""
+        """Send `tool_call` (`name`: the tool's, sent where the client negotiated `toolCallName`)."""
         ...
 
     async def send_tool_call_update(
@@ -334,6 +335,7 @@ class ToolCalls:
                     locations=record.locations,
                     content=record.content,
                     meta=meta,
+                    name=name,
                 )
             return record
         completed = record.partial and not partial  # the arguments are final now

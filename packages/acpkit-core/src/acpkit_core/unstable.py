@@ -78,6 +78,38 @@ UNSTABLE_SURFACES: tuple[UnstableSurface, ...] = (
         title="`fork` in `sessionCapabilities` (the method itself is served to every client)",
         rfd="session-fork",
     ),
+    UnstableSurface(
+        name="mcpOverAcp",
+        title="MCP servers the client serves over the ACP connection (`mcpCapabilities.acp`, `mcp/*`)",
+        rfd="mcp-over-acp",
+    ),
+    UnstableSurface(
+        name="providers",
+        title="the client's own LLM endpoint for the agent's model (`providers/*`)",
+        rfd="custom-llm-endpoint",
+    ),
+    UnstableSurface(
+        name="sessionNotices",
+        title="`notice` updates (else an agent message of its own, tagged `_meta.acpkit.notice`)",
+        rfd="session-notices",
+    ),
+    UnstableSurface(
+        name="sessionCompaction",
+        title="`compaction_update` when the history is compacted (else a notice)",
+        rfd="session-compaction",
+        native=lambda caps: getattr(caps.session, "compaction", None) is not None,
+    ),
+    UnstableSurface(
+        name="toolCallName",
+        title="the tool's `name` in `tool_call` (else left out)",
+        rfd="tool-call-name",
+    ),
+    UnstableSurface(
+        name="planOperations",
+        title="`plan_update` / `plan_removed`, several plans by id (else the stable `plan`)",
+        rfd="plan-operations",
+        native=lambda caps: caps.plan is not None,
+    ),
 )
 """Every unstable surface this agent can send, each behind its opt-in."""
 

@@ -9,7 +9,11 @@ hands every item to [`StreamMapper.feed`][langchain_acp._events.StreamMapper.fee
 - `updates`: finished AI messages -> usage and finish reason; tool messages (fallback); the state
   keys of `state_updates` through their projections (`todos` -> `plan` by default, see
   `langchain_acp._state_updates`); a `structured_response` that is a `PlanOutput` -> `plan` and its
-  summary as the answer; `__interrupt__` is left to the runner (it reads the interrupts from the state).
+  summary as the answer; `__interrupt__` is left to the runner (it reads the interrupts from the state);
+  a write that replaces the whole history (`RemoveMessage(REMOVE_ALL_MESSAGES)` first, as LangChain's
+  `SummarizationMiddleware` writes) -> a compaction (core's `emit.compaction`, with the summary kept).
+  The summarization's own model call (tagged `lc_source: summarization`) is not the answer: its
+  first chunk starts the compaction (`in_progress`).
 
 A `PlanOutput` answer (`create_agent(..., response_format=PlanOutput)`) is not shown as a tool
 call: the steps of its structured-output call are shown as the plan while the model writes them.
@@ -21,14 +25,16 @@ plan (only the top-level graph's are sent as `plan`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from acpkit_core.plan import PlanOutput, partial_plan, plan_items
-from acpkit_core.runner import Emitter, PlanItem, Turn
+from acpkit_core.runner import CompactionStatus, Emitter, PlanItem, Turn
 from acpkit_core.tool_calls import ToolCalls
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
 from ._state_updates import DEFAULT_STATE_UPDATES, StateContext, StateProjection
@@ -39,6 +45,11 @@ from ._usage import usage_from_message
 __all__ = ["PLAN_OUTPUT_TOOL", "StreamMapper", "message_parts"]
 
 PLAN_OUTPUT_TOOL = PlanOutput.__name__
+
+SUMMARIZATION = "summarization"
+"""The `lc_source` LangChain's `SummarizationMiddleware` tags its model call and its summary message with."""
+
+_SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
 """The name `create_agent` gives the structured-output tool of `response_format=PlanOutput`."""
 
 
@@ -148,15 +159,19 @@ class StreamMapper:
     seen: dict[str, Any] = field(default_factory=dict[str, Any])
     """The value of each projected key as last shown in the session (the `previous` of the next change)."""
     _message_id: str | None = None
+    _compaction: str | None = None
     _pending: dict[tuple[str, int], _Pending] = field(default_factory=dict[tuple[str, int], _Pending])
 
     async def feed(self, namespace: tuple[str, ...], mode: str, data: Any) -> None:
         """Handle one `astream` item."""
         if mode == "messages":
             message, metadata = data
-            name: object = (
-                cast(Mapping[str, Any], metadata).get("lc_agent_name") if isinstance(metadata, Mapping) else None
-            )
+            meta: Mapping[str, Any] = cast(Mapping[str, Any], metadata) if isinstance(metadata, Mapping) else {}
+            if meta.get("lc_source") == SUMMARIZATION:  # the summarization middleware's model call
+                if self._compaction is None and not namespace:
+                    self._compaction = await self.emit.compaction(status="in_progress")
+                return
+            name: object = meta.get("lc_agent_name")
             await self._message(namespace, message, name if isinstance(name, str) else None)
         elif mode == "updates" and isinstance(data, Mapping):
             for node, update in cast(Mapping[str, Any], data).items():
@@ -202,6 +217,8 @@ class StreamMapper:
                     await self.tools.announce(call["id"], call["name"], call["args"], meta=meta, hidden=hidden)
 
     async def _update(self, namespace: tuple[str, ...], update: Any, node: str = "") -> None:
+        if not namespace:
+            await self._compacted(update)
         for message in _messages_in(update):
             if isinstance(message, AIMessage):
                 usage = usage_from_message(message)
@@ -226,6 +243,29 @@ class StreamMapper:
             if answer.summary:
                 self.emit.new_message()
                 await self.emit.text(answer.summary)
+
+    async def _compacted(self, update: Any) -> None:
+        """A write that replaces the whole history (`RemoveMessage(REMOVE_ALL_MESSAGES)` first, as
+        LangChain's `SummarizationMiddleware` does) is a compaction: core's `emit.compaction`, with the
+        summary it kept."""
+        messages = _messages_in(update)
+        if not messages or not (isinstance(messages[0], RemoveMessage) and messages[0].id == REMOVE_ALL_MESSAGES):
+            return
+        summary = None
+        for message in messages[1:]:
+            if isinstance(message, HumanMessage) and message.additional_kwargs.get("lc_source") == SUMMARIZATION:
+                text = str(message.text)
+                summary = text.split("\n\n", 1)[1] if text.startswith(_SUMMARY_PREFIX) else text
+                break
+        cid, self._compaction = self._compaction, None
+        await self.emit.compaction(status="completed", compaction_id=cid, summary=summary)
+
+    async def end_compaction(self, status: CompactionStatus) -> None:
+        """Finish a compaction that started but never completed (the run failed or was cancelled)."""
+        cid, self._compaction = self._compaction, None
+        if cid is not None:
+            with contextlib.suppress(Exception):  # the client may be gone: the turn's outcome stands
+                await self.emit.compaction(status=status, compaction_id=cid, error="The run stopped first.")
 
     async def _project(self, update: Any, node: str) -> None:
         """Show the writes of the projected state keys."""

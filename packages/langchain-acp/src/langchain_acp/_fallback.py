@@ -19,6 +19,7 @@ from acpkit_core.emitter import notice_model_fallback
 from langchain_core.callbacks import AsyncCallbackHandler
 
 from ._context import Binding
+from ._threads import ModelEventsOnly
 
 __all__ = ["FallbackWatcher", "model_name"]
 
@@ -35,38 +36,11 @@ def model_name(serialized: Mapping[str, Any] | None, metadata: Mapping[str, Any]
     return str(found) if found else "the model"
 
 
-class FallbackWatcher(AsyncCallbackHandler):
+class FallbackWatcher(ModelEventsOnly, AsyncCallbackHandler):
     """Watches one turn's model calls and sends the fallback notice when one takes over from a failed one."""
 
     run_inline = True
     raise_error = False
-
-    # Model events only: LangChain would otherwise run this handler's coroutines for every chain and
-    # tool event too (in a new event loop per event, for a sync tool in a worker thread).
-    @property
-    def ignore_chain(self) -> bool:
-        """Chain events are not watched."""
-        return True
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Tool and agent events are not watched."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Retriever events are not watched."""
-        return True
-
-    @property
-    def ignore_retry(self) -> bool:
-        """Retry events are not watched."""
-        return True
-
-    @property
-    def ignore_custom_event(self) -> bool:
-        """Custom events are not watched."""
-        return True
 
     def __init__(self, binding: Binding) -> None:
         self._binding = binding

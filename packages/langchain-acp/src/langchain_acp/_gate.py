@@ -45,7 +45,7 @@ from langgraph.types import Command
 
 from ._context import Binding, current_binding
 from ._history import NOT_RUN_TEXT
-from ._threads import ThreadToolTwin, ToolEventsOnly, running_loop
+from ._threads import ModelEventsOnly, ThreadToolTwin, ToolEventsOnly, running_loop
 
 __all__ = [
     "AcpModelGate",
@@ -265,7 +265,7 @@ class RequestLimitReached(BaseException):
         """The limit reached."""
 
 
-class AcpModelGate(BaseCallbackHandler):
+class AcpModelGate(ModelEventsOnly, BaseCallbackHandler):
     """Stops the run at its next chat model call once the turn is cancelled, or when the call would
     pass the turn's request limit: the model is not called.
 
@@ -292,31 +292,6 @@ class AcpModelGate(BaseCallbackHandler):
         """Finds the binding of one model run, when the runs of several sessions pass here."""
         self._requests: dict[int, int] = {}
         self._checked: OrderedDict[UUID, None] = OrderedDict()
-
-    @property
-    def ignore_chain(self) -> bool:
-        """Not for chain events."""
-        return True
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Not for tool events."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Not for retriever events."""
-        return True
-
-    @property
-    def ignore_retry(self) -> bool:
-        """Not for retries."""
-        return True
-
-    @property
-    def ignore_custom_event(self) -> bool:
-        """Not for custom events."""
-        return True
 
     @property
     def ignore_llm(self) -> bool:

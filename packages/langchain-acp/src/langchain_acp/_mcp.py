@@ -4,7 +4,8 @@ The runner and a hand-built server use the same loader. Each server gets one lon
 session, opened and closed by one background task (the MCP client's task groups must be entered
 and left in the same task); its tools become `StructuredTool`s calling that session, whose
 results keep their images, audio and resources as LangChain content blocks. The `mcp` package is
-used directly: stdio, streamable HTTP and SSE are all really connected.
+used directly: stdio, streamable HTTP and SSE are all really connected, and so is a server the
+client serves over the ACP connection itself (MCP over ACP, unstable).
 
 A server that fails to start is never dropped silently: it is recorded as an
 [`McpServerFailure`][langchain_acp.McpServerFailure] naming the server and why, and with
@@ -45,7 +46,7 @@ class McpServerFailure:
 
     server: str
     """The server's name, as the client gave it."""
-    transport: Literal["stdio", "http", "sse"]
+    transport: Literal["stdio", "http", "sse", "acp"]
     """How it was to be reached."""
     reason: str
     """Why it failed (the underlying error, unwrapped from task groups)."""
@@ -91,10 +92,12 @@ async def _open(stack: AsyncExitStack, server: McpServer) -> Any:
 
         client = await stack.enter_async_context(httpx2.AsyncClient(headers=dict(server.headers)))
         read, write, *_ = await stack.enter_async_context(streamable_http_client(server.url, http_client=client))
-    else:
+    elif server.transport == "sse":
         from mcp.client.sse import sse_client
 
         read, write = await stack.enter_async_context(sse_client(server.url, headers=dict(server.headers) or None))
+    else:  # MCP over ACP: a server the client serves through the ACP connection itself
+        read, write = await stack.enter_async_context(server.streams())
     session = await stack.enter_async_context(ClientSession(read, write))
     await session.initialize()
     return session
@@ -190,7 +193,8 @@ class McpTools:
         wire = [s for s in given if not isinstance(s, McpServer)]
         converted = iter(mcp_servers_from_wire(wire))
         self.servers: tuple[McpServer, ...] = tuple(s if isinstance(s, McpServer) else next(converted) for s in given)
-        """The servers to connect, as core descriptions (ACP-transport servers are left out)."""
+        """The servers to connect, as core descriptions (an SDK ACP-transport entry is left out: only the
+        server's session gives one a connection, as a core `ClientMcpServer`)."""
         self.on_error: Literal["raise", "report"] = on_error
         """What a failed server does to `start()`: raise `McpServerError`, or only record it."""
         self.timeout = timeout

@@ -18,16 +18,18 @@ from langchain.agents.middleware.types import ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
+from ._endpoints import EndpointChatModels, chat_model_name
 from ._middleware import current_acp
 
-__all__ = ["MODEL_MIDDLEWARE_NAME", "AcpModelMiddleware", "check_model_middleware"]
+__all__ = ["MODEL_MIDDLEWARE_NAME", "AcpModelMiddleware", "check_model_middleware", "has_model_middleware"]
 
 MODEL_MIDDLEWARE_NAME = "AcpModelMiddleware"
 """The middleware's name in the graph (its `before_agent` node shows it is there)."""
 
 
 class AcpModelMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
-    """Runs each model call with the turn's model: the prompt's own choice, else the session's.
+    """Runs each model call with the turn's model: the prompt's own choice, else the session's; on the
+    client's own endpoint when it set one (`providers/set`, unstable: see `acpkit_core.providers`).
 
     `models` maps the ids offered with `create_acp_agent(models=[...])` to chat models (instances,
     or names for `init_chat_model`); an id it does not map is itself given to `init_chat_model`
@@ -41,6 +43,7 @@ class AcpModelMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.models: dict[str, BaseChatModel | str] = dict(models or {})
         """The chat model (or its `init_chat_model` name) of each model id."""
         self._made: dict[str, BaseChatModel] = {}
+        self._endpoints = EndpointChatModels()
 
     @property
     def name(self) -> str:
@@ -75,9 +78,13 @@ class AcpModelMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if binding is None or binding.turn is None:
             return request
         model_id = binding.turn.model_id
-        if model_id is None:
-            return request
-        return request.override(model=self.model_for(model_id))
+        chosen = self.model_for(model_id) if model_id is not None else None
+        endpoint = binding.turn.llm_endpoint
+        if endpoint is not None:  # the client's own endpoint (`providers/set`), with the model's name
+            return request.override(
+                model=self._endpoints.model(endpoint, chat_model_name(chosen or request.model, model_id))
+            )
+        return request if chosen is None else request.override(model=chosen)
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -90,6 +97,11 @@ class AcpModelMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any]:
         """Call the turn's model."""
         return await handler(self._override(request))
+
+
+def has_model_middleware(nodes: Sequence[str]) -> bool:
+    """True when a graph with these node names has `AcpModelMiddleware`."""
+    return any(n.startswith(MODEL_MIDDLEWARE_NAME + ".") for n in nodes)
 
 
 def check_model_middleware(nodes: Sequence[str], models: Sequence[object]) -> None:

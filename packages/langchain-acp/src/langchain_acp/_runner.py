@@ -29,10 +29,11 @@ from typing import Any, TypeAlias, cast
 
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
-from acpkit_core.emitter import TurnEmitter
+from acpkit_core.emitter import TurnEmitter, notice_limit, notice_mcp_failures
 from acpkit_core.errors import RewindError, UserError
 from acpkit_core.ir import Prompt, Text
 from acpkit_core.permissions import EditHook
+from acpkit_core.providers import EndpointSupport
 from acpkit_core.rewind import RewindPoint
 from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, ToolSource, Turn
 from acpkit_core.stop import limit_message, request_limit_message, stop_reason_from_finish
@@ -49,12 +50,14 @@ from ._approvals import plan_questions, resume_value, to_decision
 from ._callbacks import AcpCallbackHandler
 from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpointer
 from ._context import Binding, current_binding
+from ._endpoints import endpoint_support
 from ._events import StreamMapper
 from ._fallback import FallbackWatcher
 from ._gate import RequestLimitReached, gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._mcp import MCP_SERVER_METADATA, McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
+from ._model_middleware import has_model_middleware
 from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
 from ._rewind import PROMPT_METADATA_KEY, apply_start, find_start
@@ -191,6 +194,12 @@ class LangGraphRunner:
     def uses_mcp(self) -> bool:
         """True when the session's MCP servers reach the graph: a graph factory, or `AcpMcpMiddleware` in it."""
         return self.graph_factory is not None or (self.graph is not None and has_mcp_middleware(self.graph))
+
+    def model_endpoints(self) -> EndpointSupport:
+        """The client may route the model through its own endpoint (`providers/set`) when the graph has
+        `AcpModelMiddleware`; otherwise (a fixed model, or a `graph_factory`) it is refused, saying why."""
+        nodes = list(self.graph.nodes) if self.graph is not None else []
+        return endpoint_support(swappable=has_model_middleware(nodes), factory=self.graph_factory is not None)
 
     @property
     def capabilities(self) -> RunnerCapabilities:
@@ -421,7 +430,10 @@ class LangGraphRunner:
                 projections={**DEFAULT_STATE_UPDATES, **(self.state_updates or {})},
                 seen=self._state_seen.setdefault(session.id, {}),
             )
-            return await self._drive(graph, turn, config, mapper, tracker)
+            try:
+                return await self._drive(graph, turn, config, mapper, tracker)
+            finally:  # a compaction the run started and did not finish ends with it
+                await mapper.end_compaction("cancelled" if turn.cancelled else "failed")
         except asyncio.CancelledError:
             remember_unstarted(session.state, tracker.unstarted_ids())
             raise
@@ -472,8 +484,7 @@ class LangGraphRunner:
             except RequestLimitReached as reached:
                 remember_unstarted(state, tracker.unstarted_ids())
                 await tracker.close_open("The turn stopped at its request limit before this tool call finished.")
-                turn.emit.new_message()
-                await turn.emit.text(request_limit_message(reached.limit))
+                await notice_limit(turn.emit, request_limit_message(reached.limit))
                 return "max_turn_requests"
             except Exception as error:
                 reason = _limit_stop_reason(error)
@@ -483,8 +494,7 @@ class LangGraphRunner:
                     raise
                 await tracker.close_open(str(error))
                 if isinstance(error, GraphRecursionError):
-                    turn.emit.new_message()
-                    await turn.emit.text(_recursion_message(graph, config))
+                    await notice_limit(turn.emit, _recursion_message(graph, config))
                 return reason
             if not mapper.interrupted:  # reading the state back costs a whole checkpoint: only when paused
                 return stop_reason_from_finish(mapper.last_finish_reason)
@@ -571,12 +581,9 @@ async def _committed_messages(graph: Graph, config: RunnableConfig) -> list[Base
 
 
 async def _report(turn: Turn, connections: McpTools) -> None:
-    """Tell the user, in a message of its own, which MCP servers failed to start."""
-    notice = connections.notice()
-    if notice:
-        turn.emit.new_message()
-        await turn.emit.text(notice)
-        turn.emit.new_message()
+    """Tell the user, as a notice, which MCP servers failed to start (core's `notice_mcp_failures`)."""
+    failures = [(f.server, f.reason) for f in connections.failures]
+    await notice_mcp_failures(turn.emit, failures, text=connections.notice())
 
 
 def permission_middlewares(graph: Graph) -> list[AcpPermissionMiddleware]:

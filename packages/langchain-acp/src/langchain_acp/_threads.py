@@ -6,7 +6,7 @@ import asyncio
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-__all__ = ["ThreadToolTwin", "running_loop"]
+__all__ = ["ModelEventsOnly", "ThreadToolTwin", "ToolEventsOnly", "running_loop"]
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
@@ -38,6 +38,36 @@ class ToolEventsOnly:
     @property
     def ignore_chat_model(self) -> bool:
         """Not for chat model events."""
+        return True
+
+
+class ModelEventsOnly:
+    """A callback handler that hears model events only: LangChain would otherwise run its coroutines
+    for every chain, tool, retriever, retry and custom event too."""
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Not for tool and agent events."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not for retriever events."""
+        return True
+
+    @property
+    def ignore_retry(self) -> bool:
+        """Not for retries."""
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        """Not for custom events."""
         return True
 
 

@@ -1,6 +1,7 @@
 """The client's MCP servers (`mcpServers` of `session/new`) as pydantic-ai toolsets.
 
-Each server becomes an `MCPToolset` (stdio, streamable HTTP or SSE) for the session's runs.
+Each server becomes an `MCPToolset` (stdio, streamable HTTP, SSE, or MCP over ACP: a server the
+client serves through the ACP connection) for the session's runs.
 [`SessionMcp`][pydantic_acp._mcp.SessionMcp] starts them when the session opens and stops them
 when it closes. The connections live in one background task per session: an MCP client opens
 anyio task groups that must be exited by the task that entered them, while the server may open
@@ -12,10 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
-from acpkit_core.runner import HttpMcpServer, McpServer, McpServerStatus, SseMcpServer, StdioMcpServer
+from acpkit_core.runner import (
+    ClientMcpServer,
+    HttpMcpServer,
+    McpServer,
+    McpServerStatus,
+    SseMcpServer,
+    StdioMcpServer,
+)
 from pydantic_ai.toolsets import AbstractToolset
 
 if TYPE_CHECKING:
@@ -43,9 +51,34 @@ def mcp_toolset(server: McpServer, *, cwd: str | None = None) -> MCPToolset[Any]
             transport = StreamableHttpTransport(server.url, headers=dict(server.headers) or None)
         case SseMcpServer():
             transport = SSETransport(server.url, headers=dict(server.headers) or None)
+        case ClientMcpServer():
+            transport = _acp_transport(server)
         case _:
             assert_never(server)
     return MCPToolset(Client(transport), id=f"acp-mcp-{server.name}", tool_error_behavior="failed")
+
+
+def _acp_transport(server: ClientMcpServer) -> Any:
+    """A fastmcp transport over the ACP connection (MCP over ACP): core opens the streams."""
+    from fastmcp.client.transports import ClientTransport
+    from fastmcp.client.transports.base import TransportOptions
+
+    class AcpTransport(ClientTransport):
+        @contextlib.asynccontextmanager
+        async def connect_session(  # pyright: ignore[reportIncompatibleMethodOverride]
+            self, *, transport_options: TransportOptions | None = None, **session_kwargs: Any
+        ) -> AsyncGenerator[Any]:
+            options = transport_options or TransportOptions()
+            async with (
+                server.streams() as (read, write),
+                options.session_class(read_stream=read, write_stream=write, **session_kwargs) as session,
+            ):
+                yield session
+
+        def __repr__(self) -> str:
+            return f"<AcpTransport(serverId={server.server_id!r})>"
+
+    return AcpTransport()
 
 
 class SessionMcp:

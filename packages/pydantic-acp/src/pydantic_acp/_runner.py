@@ -20,8 +20,10 @@ from typing import Any, cast
 
 from acp.schema import StopReason
 from acpkit_core.capabilities import RunnerCapabilities
+from acpkit_core.emitter import notice_limit, notice_mcp_failures
 from acpkit_core.errors import UserError
 from acpkit_core.plan import PlanOutput
+from acpkit_core.providers import EndpointSupport
 from acpkit_core.rewind import RewindPoint
 from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, Turn
 from acpkit_core.stop import limit_message, request_limit_message
@@ -39,6 +41,8 @@ from pydantic_ai.usage import UsageLimits
 
 from ._bridge import AcpBridge, ListeningAcpBridge
 from ._client_tools import CLIENT_TOOL_NAMES, client_toolset
+from ._compaction import compaction_watch
+from ._endpoints import EndpointModels, endpoint_support, model_name
 from ._events import EventProjector
 from ._history import load_history, mark_prompt, rewind_history, save_history
 from ._lifecycle import LifecycleCards
@@ -73,8 +77,8 @@ class _ToolsListed(Exception):
 
 
 class PydanticRunner:
-    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks`, `ToolLister`, `McpLister`
-    and `SessionRewinder`)."""
+    """Runs a `pydantic_ai` agent for each ACP turn (a `Runner`, `SessionHooks`, `ToolLister`, `McpLister`,
+    `SessionRewinder` and `ModelEndpoints`)."""
 
     def __init__(
         self,
@@ -117,6 +121,9 @@ class PydanticRunner:
         self._plan_output = plan_output
         self._fallbacks = tuple(self._models.get(m, m) if isinstance(m, str) else m for m in fallback_models)
         self._mcp: dict[str, SessionMcp] = {}
+        self._endpoint_models = EndpointModels()
+        self._mcp_unreported: set[str] = set()
+        """Sessions whose MCP servers that did not start the user has not been told of yet."""
         warm_up()
 
     async def agent_for(self, session: Session) -> AnyAgent:
@@ -129,6 +136,17 @@ class PydanticRunner:
         if not isinstance(cast(object, agent), AbstractAgent):
             raise UserError(f"agent_factory returned {type(agent).__name__}, expected a pydantic_ai.Agent")
         return agent
+
+    def model_endpoints(self) -> EndpointSupport:
+        """The client may route the model through its own endpoint (`providers/set`): OpenAI or Anthropic."""
+        return endpoint_support(self._agent.model if self._agent is not None else None)
+
+    def _turn_model(self, turn: Turn, agent: AnyAgent) -> Model | str | None:
+        """The turn's model: the chosen one (or the agent's), on the client's endpoint when it set one."""
+        model = self.model_for(turn.model_id) or agent.model
+        if turn.llm_endpoint is None:
+            return model
+        return self._endpoint_models.model(turn.llm_endpoint, model_name(model))
 
     def model_for(self, model_id: str | None) -> Model | str | None:
         """The model for a `model` config value (`None`: the agent's own)."""
@@ -149,6 +167,9 @@ class PydanticRunner:
         """Run the agent on the turn's prompt, streaming updates, and say why it stopped."""
         session = turn.session
         agent = await self.agent_for(session)
+        if session.id in self._mcp_unreported:  # told once, on the session's first turn
+            self._mcp_unreported.discard(session.id)
+            await notice_mcp_failures(turn.emit, sorted(self._mcp[session.id].failures.items()))
         history = load_history(session)
         plan_output = self._plan_output and turn.plan_only and turn.output_schema is None and turn.plan.writable
         plan = self._plans(turn, plan_output)
@@ -188,7 +209,7 @@ class PydanticRunner:
                         render_prompt(turn.prompt),
                         output_type=output_type,
                         message_history=history,
-                        model=streaming_model(self.model_for(turn.model_id) or agent.model),
+                        model=streaming_model(self._turn_model(turn, agent)),
                         deps=self._deps_factory(turn) if self._deps_factory else None,
                         toolsets=toolsets,
                         capabilities=self._capabilities(turn, bridge),
@@ -208,8 +229,7 @@ class PydanticRunner:
                     if stop is None:
                         raise
                     if isinstance(error, UsageLimitExceeded):
-                        turn.emit.new_message()
-                        await turn.emit.text(_limit_stop(error, turn.max_requests))
+                        await notice_limit(turn.emit, _limit_stop(error, turn.max_requests))
                     return stop
         finally:
             watcher.cancel()
@@ -239,7 +259,7 @@ class PydanticRunner:
         return wanted and turn.plan.writable
 
     def _capabilities(self, turn: Turn, bridge: AcpBridge) -> list[AbstractCapability[Any]]:
-        capabilities: list[AbstractCapability[Any]] = [bridge]
+        capabilities: list[AbstractCapability[Any]] = [bridge, *compaction_watch(turn)]
         if self._show_hooks:
             capabilities.append(LifecycleCards(turn))
         if self._fallbacks:
@@ -261,10 +281,13 @@ class PydanticRunner:
         mcp = SessionMcp(session.mcp_servers, cwd=session.cwd)
         self._mcp[session.id] = mcp
         await mcp.start()
+        if mcp.failures:
+            self._mcp_unreported.add(session.id)
 
     async def close_session(self, session: Session) -> None:
         """Disconnect the session's MCP servers."""
         mcp = self._mcp.pop(session.id, None)
+        self._mcp_unreported.discard(session.id)
         if mcp is not None:
             await mcp.stop()
 

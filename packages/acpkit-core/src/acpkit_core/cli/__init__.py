@@ -136,11 +136,15 @@ Needs the terminal UI extra: acpkit-core[cli].""",
   acpkit serve my_agent:agent --port 0                 any free port (printed on stderr)
   acpkit serve my_agent:agent --otel --access-log --log-format json
                                                        traces, metrics on /metrics, JSON log lines
+  acpkit serve --port 0 -- node agent.js               any stdio ACP command: one child per connection
+  acpkit serve --host-tools server --cwd /srv/repo my_agent:agent
+                                                       file and terminal tools act on /srv/repo
 
 Listens on loopback unless --host says otherwise; beyond loopback it needs --token-file (or
 $ACPKIT_SERVE_TOKENS). SIGTERM drains: running turns get --shutdown-grace seconds. Needs the
 serve extra: acpkit-core[serve]. The target must be a framework agent or an AcpAgent (one copy
-is made per connection); an agent written on the raw SDK cannot be served remotely.
+is made per connection); any other ACP agent (another language, the raw SDK) is served as a
+command after `--`: each connection starts its own child process, stopped with the connection.
 
 """
     + _TARGET_FLAGS,
@@ -361,8 +365,22 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve TARGET (as `acpkit run` accepts it) on /acp: WebSocket and Streamable HTTP, "
         "GET /healthz for load balancers.",
     )
-    serve.add_argument("target", metavar="TARGET")
+    serve.add_argument("target", metavar="TARGET", nargs="?", help="the agent; or `-- CMD ARGS...` for any ACP command")
     _add_target_options(serve)
+    tools = serve.add_argument_group("files and terminals (see 'Who owns files and terminals' in docs/remote.md)")
+    tools.add_argument(
+        "--host-tools",
+        choices=["client", "server", "off"],
+        help="who serves the agent's file and terminal tools: the remote client (its capabilities passed "
+        "through; the default), the server's own --workspace under the path policy, or no one",
+    )
+    tools.add_argument(
+        "--workspace",
+        metavar="DIR",
+        action="append",
+        help="with --host-tools server: a server directory the tools may use (repeat; default: --cwd, "
+        "else the current directory)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
     serve.add_argument(
@@ -446,6 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `acpkit` console script; returns the process exit code."""
     _say_what_is_wrong_with_the_environment()
     parser = build_parser()
+    argv, served_command = _served_command(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     command: str | None = args.command
     if command is None:
@@ -458,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command == "serve":
         from .serve import serve_main
 
+        args.command_argv = served_command
         return serve_main(args)
     if command == "bridge":
         from .bridge import bridge_main
@@ -470,6 +490,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return install_main(args)
     return _render(args.file)
+
+
+def _served_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """`acpkit serve [FLAGS] -- CMD ARGS...`: the flags, and the command (`None` without `--`)."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    if first != "serve" or "--" not in argv:
+        return argv, None
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1 :]
 
 
 def _say_what_is_wrong_with_the_environment() -> None:

@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
 from .run import (
@@ -64,8 +65,7 @@ def serve_main(args: argparse.Namespace) -> int:
     """Run `acpkit serve` with parsed arguments; returns the exit code."""
     configure_cli_logging(args, "acpkit %(levelname)s: %(message)s")
     try:
-        from ..remote import ServeOptions, Tokens
-        from ..server import AcpAgent
+        from ..remote import TOKENS_ENV, ServeOptions, Tokens
     except ModuleNotFoundError as exc:
         return missing_extra("serve", exc)
     cwd = Path(args.cwd).resolve() if args.cwd else Path.cwd()
@@ -81,6 +81,13 @@ def serve_main(args: argparse.Namespace) -> int:
         outbound = _size(args.outbound_buffer, "--outbound-buffer") or 64 * 1024
     except ValueError as exc:
         print(f"acpkit serve: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    command_argv: list[str] | None = getattr(args, "command_argv", None)
+    if (command_argv is None) == (args.target is None):
+        print(
+            "acpkit serve: give a TARGET, or an ACP command after `--` (acpkit serve [FLAGS] -- CMD ARGS...); not both",
+            file=sys.stderr,
+        )
         return EXIT_TARGET
     try:
         options = ServeOptions(
@@ -104,6 +111,22 @@ def serve_main(args: argparse.Namespace) -> int:
             max_turns_per_principal=args.max_turns_per_principal,
         )
         options.check()
+        os.environ.pop(TOKENS_ENV, None)  # read: nothing the server starts (a child, a terminal) may see them
+        if command_argv is not None:
+            command = served_command(args, command_argv, cwd, limits)
+            command.check()
+        else:
+            return _serve_target(args, options, cwd, limits)
+    except UserError as exc:
+        print(f"acpkit serve: {exc}", file=sys.stderr)
+        return EXIT_TARGET
+    return asyncio.run(_serve(command, options, " ".join(command_argv)))
+
+
+def _serve_target(args: argparse.Namespace, options: Any, cwd: Path, limits: dict[str, int]) -> int:
+    from ..server import AcpAgent
+
+    try:
         resolved = resolve_target(args.target, cwd=cwd)
         refusal = ready_agent_refusal(resolved, store=args.store, name=args.name, limits=limits)
         if refusal is not None:
@@ -115,6 +138,7 @@ def serve_main(args: argparse.Namespace) -> int:
             print(f"acpkit serve: {note}", file=sys.stderr)
         if (args.metrics_path or args.metrics_public) and not _metered(agent):
             raise UserError("--metrics-path and --metrics-public need --otel (metrics on)")
+        apply_host_tools(agent, args, cwd)
     except (UserError, TargetError) as exc:
         print(f"acpkit serve: {exc}", file=sys.stderr)
         return EXIT_TARGET
@@ -125,11 +149,70 @@ def serve_main(args: argparse.Namespace) -> int:
     if not isinstance(agent, AcpAgent):
         print(
             f"acpkit serve: {resolved.name} is a ready ACP agent object, not an ACP Kit agent: it cannot be "
-            "copied per connection. Serve the framework agent itself, or an AcpAgent",
+            "copied per connection. Serve the framework agent itself, or an AcpAgent, or serve its command "
+            "(one process per connection): acpkit serve -- python agent.py",
             file=sys.stderr,
         )
         return EXIT_TARGET
     return asyncio.run(_serve(agent, options, resolved.name))
+
+
+def _workspace(args: argparse.Namespace, cwd: Path) -> tuple[str, ...]:
+    """The `--workspace` directories (absolute), `--cwd` when none; refused without `--host-tools server`."""
+    given: list[str] = args.workspace or []
+    if given and args.host_tools != "server":
+        raise UserError("--workspace is the server's directories for --host-tools server: give that too")
+    return tuple(str((cwd / d).resolve()) for d in given) or (str(cwd),)
+
+
+def served_command(args: argparse.Namespace, argv: list[str], cwd: Path, limits: dict[str, int]) -> Any:
+    """The `AgentCommand` of `acpkit serve -- CMD ARGS...`; flags that cannot apply to it are refused."""
+    from ..remote import AgentCommand
+
+    ignored = [flag for flag, given in (("--store", args.store), ("--name", args.name)) if given is not None]
+    ignored += [
+        flag
+        for flag, option in (("--max-prompt-bytes", "max_prompt_bytes"), ("--max-turn-requests", "max_turn_requests"))
+        if option in limits
+    ]
+    if telemetry_from_flags(args) is not None or args.metrics_path or args.metrics_public:
+        ignored.append("--otel/--access-log/--metrics-*")
+    if ignored:
+        raise UserError(
+            f"{', '.join(ignored)} cannot apply to a served command: it keeps its own store, name, limits and "
+            "telemetry (acpkit serve -- CMD relays its messages)"
+        )
+    mode = args.host_tools or "client"
+    workspace = _workspace(args, cwd)  # refuses --workspace without --host-tools server
+    return AgentCommand(
+        argv=argv,
+        cwd=str(cwd),
+        host_tools=mode,
+        allowed_paths=workspace if mode == "server" else (),
+        max_message_bytes=limits.get("max_message_bytes"),
+    )
+
+
+def apply_host_tools(agent: object, args: argparse.Namespace, cwd: Path) -> None:
+    """`--host-tools` (and `--workspace`) on an ACP Kit agent; refused where its code chose otherwise."""
+    from ..config import AgentOptions
+    from ..host_tools import check_host_tools
+
+    options: object = getattr(agent, "options", None)
+    if args.host_tools is None:
+        if args.workspace:
+            raise UserError("--workspace is the server's directories for --host-tools server: give that too")
+        return
+    assert isinstance(options, AgentOptions)
+    if options.host_tools not in ("client", args.host_tools):
+        raise UserError(
+            f"--host-tools {args.host_tools} cannot apply: the agent's code sets host_tools={options.host_tools!r} "
+            "(AgentOptions.host_tools); change it there, or leave it out so that the flag applies"
+        )
+    options.host_tools = args.host_tools
+    if args.host_tools == "server" and (args.workspace or not options.allowed_paths):
+        options.allowed_paths = (*options.allowed_paths, *_workspace(args, cwd))
+    check_host_tools(options.host_tools, options.allowed_paths)
 
 
 def _metered(agent: object) -> bool:
@@ -138,11 +221,11 @@ def _metered(agent: object) -> bool:
 
 
 async def _serve(agent: object, options: object, name: str) -> int:
-    from ..remote import RemoteServer, ServeOptions
+    from ..remote import AgentCommand, RemoteServer, ServeOptions
     from ..remote.server import serve_signals
     from ..server import AcpAgent
 
-    assert isinstance(agent, AcpAgent) and isinstance(options, ServeOptions)
+    assert isinstance(agent, AcpAgent | AgentCommand) and isinstance(options, ServeOptions)
     try:
         server = RemoteServer(agent, options)
         await server.start()

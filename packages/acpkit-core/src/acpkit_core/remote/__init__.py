@@ -9,6 +9,7 @@ from __future__ import annotations
 from .app import CONNECTION_HEADER, SESSION_HEADER, Endpoint, Limits
 from .auth import TOKENS_ENV, Tokens, is_loopback, origin_allowed
 from .budget import InflightBudget
+from .child import AgentCommand, ChildConnection
 from .client import RemoteError, open_remote, open_transport, read_token, remote_headers
 from .connection import FrameTransport, RemoteConnection
 from .guard import ConnectionGuard
@@ -20,6 +21,8 @@ __all__ = [
     "CONNECTION_HEADER",
     "SESSION_HEADER",
     "TOKENS_ENV",
+    "AgentCommand",
+    "ChildConnection",
     "ConnectionGuard",
     "Endpoint",
     "FrameTransport",

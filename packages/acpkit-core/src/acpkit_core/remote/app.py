@@ -161,7 +161,7 @@ class Endpoint:
 
     def __init__(
         self,
-        make_agent: Callable[[], AcpAgent],
+        make_agent: Callable[[], AcpAgent] | None,
         *,
         tokens: Tokens,
         allowed_origins: tuple[str, ...],
@@ -171,8 +171,12 @@ class Endpoint:
         metrics_path: str | None = None,
         metrics_public: bool = False,
         max_sockets: int = 1 << 20,
+        make_connection: Callable[..., RemoteConnection] | None = None,
     ) -> None:
         self._make_agent = make_agent
+        self._make_connection = make_connection
+        """Makes a connection of another kind (`acpkit serve -- CMD`: a child process); takes the keywords of
+        `RemoteConnection` but the agent. `None`: a `RemoteConnection` over `make_agent()`."""
         self.telemetry = telemetry
         """Counts refusals; serves `metrics_path` (Prometheus) when it owns its meter provider."""
         self.metrics_path = metrics_path
@@ -290,16 +294,19 @@ class Endpoint:
         kind: str,
         peer: str | None,
     ) -> RemoteConnection:
-        conn = RemoteConnection(
-            self._make_agent(),
-            deliver,
-            principal=principal,
-            max_message_bytes=self.limits.max_message_bytes,
-            max_sessions=self.limits.max_sessions_per_connection,
-            kind=kind,
-            peer=peer,
-            account=account,
-        )
+        settings: dict[str, Any] = {
+            "principal": principal,
+            "max_message_bytes": self.limits.max_message_bytes,
+            "max_sessions": self.limits.max_sessions_per_connection,
+            "kind": kind,
+            "peer": peer,
+            "account": account,
+        }
+        if self._make_connection is not None:
+            conn = self._make_connection(deliver, **settings)
+        else:
+            assert self._make_agent is not None
+            conn = RemoteConnection(self._make_agent(), deliver, **settings)
         self.connections[conn.id] = conn
         self.quotas.add(conn)
         conn.start()
@@ -403,7 +410,7 @@ class Endpoint:
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", CONNECTION_HEADER: conn.id}
         if session is None:
             outbox = router.main
-        elif conn.agent.sessions.open_session(session) is None:
+        elif not conn.has_session(session):
             return _error(404, f"unknown {SESSION_HEADER} for this connection (open or load the session first)")
         else:
             outbox = router.open_session(session)

@@ -29,6 +29,7 @@ import pydantic_core
 
 from ..server import AcpAgent
 from ..server.jsonrpc import INVALID_REQUEST, Inbound, error_response, oversized
+from ..server.session_manager import Admission
 from ..server.transport import PREFIX_BYTES, WRITE_WINDOW_MS, BigRequests, Oversized, classify
 from ..telemetry.observer import connection_probe
 from .budget import Account
@@ -341,6 +342,8 @@ class RemoteConnection:
     async def _deliver_counted(self, message: dict[str, Any]) -> None:
         """`_deliver`, counting the message (telemetry on)."""
         assert self.probe is not None
+        if self.silenced:
+            return
         self.last_active = time.monotonic()
         self.probe.counts.note(message, _size(message))
         await self._deliver_to(message)
@@ -396,6 +399,24 @@ class RemoteConnection:
     def busy(self) -> bool:
         """True while one of its sessions runs a turn."""
         return bool(self.agent.sessions.running())
+
+    def has_session(self, session_id: str) -> bool:
+        """True when `session_id` is open on this connection."""
+        return self.agent.sessions.open_session(session_id) is not None
+
+    @property
+    def open_sessions(self) -> int:
+        """Sessions open on this connection."""
+        return self.agent.sessions.open_count
+
+    @property
+    def running_turns(self) -> int:
+        """Turns running on this connection."""
+        return len(self.agent.sessions.running())
+
+    def admit(self, admission: Admission) -> None:
+        """Check each session it opens and each turn it starts against `admission` (per-principal quotas)."""
+        self.agent.sessions.admission = admission
 
     def cancel_turns(self) -> int:
         """Cancel every running turn (each ends `cancelled` and is recorded); how many there were."""

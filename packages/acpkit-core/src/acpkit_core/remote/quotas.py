@@ -57,7 +57,7 @@ class PrincipalQuotas:
         if conn.principal is None:
             return
         self._by_principal.setdefault(conn.principal, set()).add(conn)
-        conn.agent.sessions.admission = _Admission(self, conn.principal)
+        conn.admit(_Admission(self, conn.principal))
 
     def remove(self, conn: RemoteConnection) -> None:
         """Stop counting `conn`."""
@@ -71,11 +71,11 @@ class PrincipalQuotas:
 
     def open_sessions(self, principal: str) -> int:
         """Sessions `principal` holds open across its connections."""
-        return sum(c.agent.sessions.open_count for c in self.connections_of(principal))
+        return sum(c.open_sessions for c in self.connections_of(principal))
 
     def running_turns(self, principal: str) -> int:
         """Turns `principal` runs across its connections."""
-        return sum(len(c.agent.sessions.running()) for c in self.connections_of(principal))
+        return sum(c.running_turns for c in self.connections_of(principal))
 
 
 class _Admission:

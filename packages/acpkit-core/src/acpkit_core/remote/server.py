@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import signal
-from collections.abc import AsyncGenerator, Generator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +37,8 @@ from ..store import SessionPage, SessionStore, StoredSession, TurnStart, open_st
 from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
 from .app import Endpoint, Limits
 from .auth import Tokens, is_loopback
+from .child import AgentCommand, ChildConnection
+from .connection import RemoteConnection
 from .guard import guarded_http_protocol, raise_open_file_limit, socket_budget
 from .wsprotocol import WireSettings, websocket_protocol
 
@@ -258,29 +261,38 @@ class RemoteServer:
     ```
     """
 
-    def __init__(self, agent: AcpAgent, options: ServeOptions | None = None) -> None:
+    def __init__(self, agent: AcpAgent | AgentCommand, options: ServeOptions | None = None) -> None:
         self.options = options or ServeOptions()
         self.options.check()
         self.agent = agent
-        """The template: each connection gets an `AcpAgent` with its runner and options."""
-        self._store = open_store(agent.options.store)
-        shared = SharedStore(self._store)
-        self._agent_options = dataclasses.replace(agent.options, store=shared)
+        """The template: each connection gets an `AcpAgent` with its runner and options; or the
+        [`AgentCommand`][acpkit_core.remote.AgentCommand] each connection starts as its own child process."""
+        self._store: SessionStore | None = None
+        make_connection: Callable[..., RemoteConnection] | None = None
+        if isinstance(agent, AgentCommand):
+            workspace = agent.check()
+            limit = agent.message_limit
+            telemetry = None
+            make_connection = functools.partial(ChildConnection, agent, workspace=workspace)
+        else:
+            self._store = open_store(agent.options.store)
+            shared = SharedStore(self._store)
+            self._agent_options = dataclasses.replace(agent.options, store=shared)
+            limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
+            telemetry = agent.options.telemetry
         self._openings = SessionOpenings()
         self._turn_logs = TurnLogs(grace_seconds=self.options.reconnect_grace_seconds)
-        limit = MAX_MESSAGE_BYTES.value(agent.options.max_message_bytes)
         limits = self.options.limits(limit)
         self.open_files, self.open_files_before = raise_open_file_limit()
         """The open-file limit the server runs with, and what it was before the server raised it."""
         max_sockets, backlog = socket_budget(self.open_files)
-        telemetry = agent.options.telemetry
         self.telemetry = telemetry
         """The agent's telemetry (shared by every connection), `None` when off."""
         observer = telemetry.observer() if telemetry is not None else None  # a missing extra is said now
         if observer is not None:
             observer.declare("websocket", "http")
         self.endpoint = Endpoint(
-            self._make_agent,
+            self._make_agent if make_connection is None else None,
             tokens=self.options.tokens,
             allowed_origins=tuple(self.options.allowed_origins),
             limits=limits,
@@ -289,6 +301,7 @@ class RemoteServer:
             metrics_path=self._metrics_path(),
             metrics_public=self.options.metrics_public,
             max_sockets=max_sockets,
+            make_connection=make_connection,
         )
         """The routes and the open connections."""
         config = uvicorn.Config(
@@ -343,8 +356,10 @@ class RemoteServer:
         return self.options.metrics_path
 
     def _make_agent(self) -> AcpAgent:
+        assert isinstance(self.agent, AcpAgent)
         agent = type(self.agent)(self.agent.runner, self._agent_options)
         agent.sessions.openings = self._openings  # one runner for every connection: its session hooks balance
+        agent.served_remotely = True
         if self.options.reconnect_grace_seconds > 0:
             agent.sessions.turn_logs = self._turn_logs  # turns are numbered and logged: clients can re-attach
         return agent
@@ -414,7 +429,8 @@ class RemoteServer:
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        await self._store.close()
+        if self._store is not None:
+            await self._store.close()
         if self.telemetry is not None:
             await asyncio.to_thread(self.telemetry.flush)  # the last spans and metrics of this server
 
@@ -454,7 +470,9 @@ async def serve_signals(server: RemoteServer) -> AsyncGenerator[None]:
             loop.remove_signal_handler(sig)
 
 
-async def serve_remote(agent: AcpAgent, options: ServeOptions | None = None, *, announce: bool = True) -> None:
+async def serve_remote(
+    agent: AcpAgent | AgentCommand, options: ServeOptions | None = None, *, announce: bool = True
+) -> None:
     """Serve `agent` on `/acp` until SIGTERM or SIGINT, then shut down gracefully.
 
     SIGTERM: new connections get `503` (and `/healthz` too, so a load balancer moves on), running
@@ -470,6 +488,6 @@ async def serve_remote(agent: AcpAgent, options: ServeOptions | None = None, *, 
         await server.wait()
 
 
-def run_remote(agent: AcpAgent, options: ServeOptions | None = None) -> None:
+def run_remote(agent: AcpAgent | AgentCommand, options: ServeOptions | None = None) -> None:
     """Blocking form of [`serve_remote`][acpkit_core.remote.serve_remote]."""
     asyncio.run(serve_remote(agent, options))

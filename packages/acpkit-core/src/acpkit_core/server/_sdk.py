@@ -19,8 +19,15 @@ The server leans on three things the `agent-client-protocol` SDK does not export
   `$/cancel_request` either way (it is optional in ACP), everything else works.
 - the router again for `logout` and `$/cancel_request`, which the SDK does not route. Without it:
   `logout` answers -32601 and `agentCapabilities.auth.logout` is not advertised.
+- the router and the connection's `send_request` again for MCP over ACP (`mcp/connect`,
+  `mcp/message`, `mcp/disconnect`), which the SDK has models for but does not route or send.
+  Without them: `mcpCapabilities.acp` is not advertised and ACP-transport servers are refused.
 - `Connection.add_observer`, to record every raw message of the test client
   ([`observe_wire`][acpkit_core.server._sdk.observe_wire]).
+- the router for `initialize`, so that `clientCapabilities.session.compaction` (unstable, newer than
+  the SDK's models, which drop it) reaches the negotiation
+  ([`route_wire_initialize`][acpkit_core.server._sdk.route_wire_initialize]). Without it: a client
+  opts into compaction updates through `_meta["acpkit.unstable"]` only.
 
 The SDK is pinned to a minor range; `tests/core/test_sdk_seams.py` proves each seam is taken on
 the pinned version and that the server still serves everything it advertises without them.
@@ -30,15 +37,22 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Annotated, Any
 
 from acp.connection import Connection, StreamEvent
 from acp.meta import AGENT_METHODS
-from acp.router import MessageRouter
-from acp.schema import CancelRequestNotification, DeleteSessionRequest, LogoutRequest
+from acp.router import MessageRouter, Route
+from acp.schema import (
+    CancelRequestNotification,
+    ClientCapabilities,
+    ClientSessionCapabilities,
+    DeleteSessionRequest,
+    InitializeRequest,
+    LogoutRequest,
+)
 from acp.utils import normalize_result
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidatorFunctionWrapHandler, field_validator
 
 from .requests import CANCEL_REQUEST, PeerCancel, RequestTracker, cancelled_response
 from .transport import DirectSender, WireTransport
@@ -48,8 +62,12 @@ __all__ = [
     "WirePromptRequest",
     "observe_wire",
     "raw_notifier",
+    "raw_requester",
     "route_logout",
+    "route_raw",
     "route_session_delete",
+    "route_unstable_updates",
+    "route_wire_initialize",
     "route_wire_prompt",
     "track_requests",
     "tracked",
@@ -83,6 +101,35 @@ def route_session_delete(conn: object, handler: object) -> bool:
         return False
     method = AGENT_METHODS["session_delete"]
     router.route_request(method, DeleteSessionRequest, handler, "delete_session", adapt_result=normalize_result)
+    return True
+
+
+def raw_requester(conn: object) -> Callable[[str, Any], Awaitable[Any]] | None:
+    """The SDK connection's own request sender (method, params → result), `None` when unreachable.
+
+    For methods the SDK has no client or agent method for (`mcp/connect`, `mcp/message`, ...).
+    """
+    raw = _connection(conn)
+    return raw.send_request if raw is not None else None
+
+
+def route_raw(
+    conn: object,
+    requests: Mapping[str, Callable[[Any], Awaitable[Any]]],
+    notifications: Mapping[str, Callable[[Any], Awaitable[None]]] = {},
+) -> bool:
+    """Route methods the SDK does not know to handlers taking the raw params (wire JSON).
+
+    Used for MCP over ACP (`mcp/message` both ways, `mcp/connect` and `mcp/disconnect` on the
+    client). `False` (nothing routed) when the router cannot be reached.
+    """
+    router = _router(conn)
+    if router is None:
+        return False
+    for method, func in requests.items():
+        router.add_route(Route(method=method, func=func, kind="request"))
+    for method, func in notifications.items():
+        router.add_route(Route(method=method, func=func, kind="notification"))
     return True
 
 
@@ -204,3 +251,57 @@ def wire_transport(
     except (ImportError, AttributeError):
         return None
     return WireTransport(reader, sender or DirectSender(writer), max_message_bytes=max_message_bytes)
+
+
+class WireClientSessionCapabilities(ClientSessionCapabilities):
+    """`clientCapabilities.session` with the unstable `compaction` the SDK's model does not have."""
+
+    compaction: dict[str, Any] | None = None
+
+    @field_validator("compaction", mode="wrap")
+    @classmethod
+    def _no_compaction_on_error(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> dict[str, Any] | None:
+        try:
+            return handler(value)
+        except ValidationError:  # as the schema says (`x-deserialize-default-on-error`): not advertised
+            return None
+
+
+class WireClientCapabilities(ClientCapabilities):
+    """`clientCapabilities` whose `session` keeps `compaction`."""
+
+    session: WireClientSessionCapabilities | None = None  # pyright: ignore[reportIncompatibleVariableOverride]
+
+
+class WireInitializeRequest(InitializeRequest):
+    """`initialize` params whose capabilities keep what the unstable schema adds to `session`."""
+
+    client_capabilities: Annotated[  # pyright: ignore[reportIncompatibleVariableOverride]
+        WireClientCapabilities | None, Field(alias="clientCapabilities", validate_default=True)
+    ] = WireClientCapabilities()
+
+
+def route_wire_initialize(conn: object, handler: object) -> bool:
+    """Route `initialize` to `handler.initialize` with `WireInitializeRequest` (which keeps
+    `clientCapabilities.session.compaction`); `False` when the router cannot be reached."""
+    router = _router(conn)
+    if router is None:
+        return False
+    router.route_request(AGENT_METHODS["initialize"], WireInitializeRequest, handler, "initialize")
+    return True
+
+
+def route_unstable_updates(conn: object) -> bool:
+    """On a client connection, parse `session/update` with
+    [`UnstableSessionNotification`][acpkit_core.unstable_updates.UnstableSessionNotification] (the
+    unstable kinds the SDK has no model for, and a tool call's `name`), still through the SDK's
+    bookkeeping of in-flight updates; `False` when the router cannot be reached (the SDK then drops
+    those updates, as a client without them should)."""
+    from ..unstable_updates import UnstableSessionNotification
+
+    router = _router(conn)
+    target: object = getattr(conn, "_session_updates", None)
+    if router is None or target is None:
+        return False
+    router.route_notification("session/update", UnstableSessionNotification, target, "session_update")
+    return True

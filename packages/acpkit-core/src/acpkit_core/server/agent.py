@@ -8,6 +8,7 @@ internals is in `server/_sdk.py`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError
@@ -30,6 +31,7 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ProvidersCapabilities,
     ResumeSessionResponse,
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
@@ -47,11 +49,30 @@ from ..auth import ConnectionAuth
 from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..extensions import ExtensionContext
+from ..host_tools import client_info_for
+from ..mcp_over_acp import MCP_MESSAGE, McpOverAcp
+from ..providers import (
+    PROVIDERS_DISABLE,
+    PROVIDERS_LIST,
+    PROVIDERS_SET,
+    EndpointSupport,
+    ModelEndpoints,
+    ProviderSettings,
+)
 from ..runner import ClientInfo, Runner
 from ..store import SessionStore
 from ..unstable import negotiate_unstable, unstable_answer
 from ._boundary import boundary
-from ._sdk import route_logout, route_session_delete, route_wire_prompt, tracked
+from ._sdk import (
+    raw_notifier,
+    raw_requester,
+    route_logout,
+    route_raw,
+    route_session_delete,
+    route_wire_initialize,
+    route_wire_prompt,
+    tracked,
+)
 from .builtins import BuiltinCommands
 from .commands import collect_commands
 from .memory import limit_retained_memory
@@ -104,6 +125,18 @@ class AcpAgent:
         """Going back to an earlier prompt: the `_acpkit/session/*` extension and fork at a prompt."""
         self._serves_delete = False
         self._serves_logout = False
+        self.served_remotely = False
+        """Served by `acpkit serve` to clients elsewhere: `providers/set` is refused (it would let a client
+        point the server's outgoing model calls at any address the server can reach)."""
+        self.providers = ProviderSettings(
+            runner.model_endpoints()
+            if isinstance(runner, ModelEndpoints)
+            else EndpointSupport(refusal="this agent's runner does not build its model from a client's endpoint")
+        )
+        """This connection's custom LLM endpoint (`providers/*`, unstable)."""
+        self._serves_providers = False
+        self.mcp_over_acp: McpOverAcp | None = None
+        """The agent's end of MCP over ACP on this connection (`None` where the SDK's connection cannot be reached)."""
         self.auth = ConnectionAuth(self.options.auth)
         """This connection's authentication state (`AgentOptions.auth`); a transport that authenticated
         the connection itself calls `auth.grant(...)`."""
@@ -124,8 +157,58 @@ class AcpAgent:
         self._serves_logout = self.options.auth is not None and route_logout(conn, self)
         # Prompt blocks reach our own parser as sent, for its precise errors (see `route_wire_prompt`).
         route_wire_prompt(conn, self)
+        route_wire_initialize(conn, self)  # keeps `clientCapabilities.session.compaction` (unstable)
         # `$/cancel_request` both ways (the SDK has no request cancellation).
         self.outbox.requests = tracked(conn, self._peer_cancel)
+        # MCP over ACP (unstable): the SDK has the models but neither sends nor routes `mcp/*`.
+        self.mcp_over_acp = self._mcp_bridge(conn)
+        # Custom LLM endpoints (unstable): nor `providers/*`.
+        self._serves_providers = route_raw(
+            conn,
+            {
+                PROVIDERS_LIST: self._providers(self.providers.list),
+                PROVIDERS_SET: self._providers(self.providers.set),
+                PROVIDERS_DISABLE: self._providers(self.providers.disable),
+            },
+        )
+
+    def _providers(self, answer: Callable[[Any], dict[str, Any]]) -> Callable[[Any], Awaitable[dict[str, Any]]]:
+        """A `providers/*` handler: served to clients that opted into `providers` (-32601 for others)."""
+
+        async def handle(params: Any) -> dict[str, Any]:
+            if not self.client.uses("providers"):
+                raise RequestError.method_not_found(f"providers/{answer.__name__}")
+            await self.auth.require(f"providers/{answer.__name__}")
+            if self.served_remotely and answer.__name__ == "set":
+                raise RequestError.invalid_request(
+                    {
+                        "reason": "a remote agent does not send its model calls to an endpoint its client names: "
+                        "they would leave from the server's network (providers/set is for an agent on the "
+                        "client's own machine)"
+                    }
+                )
+            result = answer(params)
+            self.sessions.llm_endpoint = self.providers.endpoint
+            return result
+
+        return handle
+
+    def _mcp_bridge(self, conn: Client) -> McpOverAcp | None:
+        request, notify = raw_requester(conn), raw_notifier(conn)
+        if request is None or notify is None:
+            return None
+        bridge = McpOverAcp(request, notify)
+
+        async def message(params: Any) -> Any:
+            if not self.client.uses("mcpOverAcp"):
+                raise RequestError.method_not_found(MCP_MESSAGE)
+            return await bridge.on_message(params)
+
+        async def notification(params: Any) -> None:
+            if self.client.uses("mcpOverAcp"):
+                await bridge.on_notification(params)
+
+        return bridge if route_raw(conn, {MCP_MESSAGE: message}, {MCP_MESSAGE: notification}) else None
 
     def _peer_cancel(self, request: Incoming) -> Literal["handled", "cancel", "ignore"]:
         """The client's `$/cancel_request`: a prompt ends its turn `cancelled`; a delete or close finishes."""
@@ -134,6 +217,9 @@ class AcpAgent:
         if request.method in _FINISHED_WHEN_CANCELLED:
             return "ignore"
         return "cancel"
+
+    def _offers_providers(self) -> bool:
+        return self._serves_providers and self.client.uses("providers") and self.providers.support.swappable
 
     @property
     def conn(self) -> Client | None:
@@ -185,7 +271,7 @@ class AcpAgent:
         boolean = caps.session is not None and caps.session.config_options is not None
         boolean = boolean and caps.session.config_options.boolean is not None  # pyright: ignore[reportOptionalMemberAccess]
         unstable = negotiate_unstable(caps)
-        self.sessions.client = ClientInfo(
+        advertised = ClientInfo(
             name=client_info.name if client_info else None,
             read_text_file=bool(fs and fs.read_text_file),
             write_text_file=bool(fs and fs.write_text_file),
@@ -197,8 +283,11 @@ class AcpAgent:
             unstable=unstable,
             remove_file=_removes_files(caps),
         )
+        self.sessions.client = client_info_for(advertised, self.options.host_tools)  # what the tools may use
         self.auth.client = client_info.name if client_info else None
         self.auth.terminal = self.client.auth_terminal
+        mcp_over_acp = self.mcp_over_acp is not None and self.client.uses("mcpOverAcp")
+        self.sessions.mcp_connector = self.mcp_over_acp.connect if mcp_over_acp and self.mcp_over_acp else None
         warm_sdk_models()  # the SDK models a session uses, built in the background (once per process)
         rc = self.capabilities
         meta = {**(self.options.extensions.capabilities() if self.options.extensions else {})}
@@ -216,7 +305,8 @@ class AcpAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=rc.image, audio=rc.audio, embedded_context=rc.embedded_context
                 ),
-                mcp_capabilities=McpCapabilities(http=rc.mcp_http, sse=rc.mcp_sse),
+                # `acp` (MCP over ACP) is unstable: advertised to clients that opted into `mcpOverAcp`.
+                mcp_capabilities=McpCapabilities(http=rc.mcp_http, sse=rc.mcp_sse, acp=True if mcp_over_acp else None),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
@@ -227,6 +317,8 @@ class AcpAgent:
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
                 auth=AgentAuthCapabilities(logout=LogoutCapabilities()) if self._serves_logout else None,
+                # `providers` is unstable: advertised to `providers` clients, for a runner that can swap its model.
+                providers=ProvidersCapabilities() if self._offers_providers() else None,
                 field_meta=self._capabilities_meta(meta),
             ),
             auth_methods=self.auth.wire_methods(),  # pyright: ignore[reportArgumentType]
@@ -386,6 +478,8 @@ class AcpAgent:
     async def shutdown(self) -> None:
         """Close every open session (hooks) and the store; called when the connection ends."""
         await self.sessions.shutdown()
+        if self.mcp_over_acp is not None:
+            await self.mcp_over_acp.close()
         self.outbox.close()
 
     # --- modes and config options ---------------------------------------------------------------

@@ -24,6 +24,8 @@ def _where(server: McpServer) -> str:
             return " ".join([server.command, *server.args])
         case "http" | "sse":
             return server.url
+        case "acp":
+            return f"served by the client over ACP, id {server.server_id}"
 
 
 def _tools(names: Sequence[str]) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from acp import Client
+from pydantic import ValidationError
 
 from ..elicitation import UrlElicitations
 from ..emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
@@ -15,6 +17,8 @@ from .requests import RequestTracker
 from .turn_log import SEQ_META, TurnLog
 
 __all__ = ["Outbox"]
+
+logger = logging.getLogger("acpkit_core.server")
 
 
 class Outbox:
@@ -55,7 +59,11 @@ class Outbox:
             wire = update if isinstance(update, dict) else update_to_json(update)
             await self._notify("session/update", {"sessionId": session_id, "update": wire})
             return
-        model = update_from_json(update) if isinstance(update, dict) else update
+        try:
+            model = update_from_json(update) if isinstance(update, dict) else update
+        except ValidationError:  # an unstable update the SDK has no model for: it cannot carry it
+            logger.warning("session %s: the SDK cannot send a %r update", session_id, update.get("sessionUpdate"))
+            return
         await self.conn.session_update(session_id=session_id, update=model)
 
     async def _send_logged(self, log: TurnLog, session_id: str, update: SessionUpdate | WireUpdate) -> None:
@@ -75,9 +83,12 @@ class Outbox:
         if self._notify is not None:
             await self._notify("session/update", {"sessionId": session_id, "update": wire, "_meta": {SEQ_META: seq}})
         elif self.conn is not None:
-            await self.conn.session_update(
-                session_id=session_id, update=update_from_json(wire), field_meta={SEQ_META: seq}
-            )
+            try:
+                model = update_from_json(wire)
+            except ValidationError:  # an unstable update the SDK has no model for: it cannot carry it
+                logger.warning("session %s: the SDK cannot send a %r update", session_id, wire.get("sessionUpdate"))
+                return
+            await self.conn.session_update(session_id=session_id, update=model, field_meta={SEQ_META: seq})
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         """Send one notification (an extension's) to the client."""
@@ -91,7 +102,7 @@ class Outbox:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def later(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
+    def later(self, session_id: str, updates: Sequence[SessionUpdate | WireUpdate]) -> None:
         """Send updates after the current response (used after `session/new` and `session/fork`)."""
 
         async def send() -> None:

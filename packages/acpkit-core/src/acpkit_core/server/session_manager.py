@@ -8,17 +8,20 @@ import copy
 import logging
 import os
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Protocol, runtime_checkable
 
 from acp import RequestError
-from acp.schema import AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, PlanEntry, SessionInfo
+from acp.schema import AcpMcpServer, AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, PlanEntry, SessionInfo
 
 from ..config import AgentOptions
+from ..emitter import WireUpdate
 from ..errors import SessionBusyError, SessionNotFoundError
 from ..host import ClientHost
-from ..plan import PLAN_STATE_KEY, plan_from_json, plan_to_json
-from ..runner import ClientInfo, HistoryLog, Runner, Session, SessionDeleter, SessionHooks
+from ..host_tools import Workspace, check_host_tools
+from ..plan import MAIN_PLAN_ID, PLAN_STATE_KEY, plan_from_json, plan_to_json
+from ..providers import LlmEndpoint
+from ..runner import ClientInfo, HistoryLog, McpServer, McpStreams, Runner, Session, SessionDeleter, SessionHooks
 from ..store import RewindStore, SessionStore, StoredSession, open_store
 from ..store.base import now_iso
 from ..telemetry.observer import store_timer
@@ -125,6 +128,15 @@ class SessionManager:
         shares one): the runner's `close_session` hook runs when the last of them closes a session."""
         self.turn_logs: TurnLogs | None = None
         """Where turns log their updates so a client can re-attach (`acpkit serve` sets it; `None`: no log)."""
+        self.mcp_connector: Callable[[str], McpStreams] | None = None
+        """Opens a connection to one of the client's MCP-over-ACP servers (by `serverId`); set when the
+        client opted into `mcpOverAcp`, else `None` (such servers are refused)."""
+        self.llm_endpoint: LlmEndpoint | None = None
+        """The model endpoint the client set on this connection (`providers/set`), given to every turn."""
+        roots = check_host_tools(options.host_tools, options.allowed_paths)
+        self.workspace = Workspace(roots) if roots else None
+        """The server's files and terminals, serving the agent's file and terminal tools with
+        `host_tools="server"` (`None` otherwise)."""
         self._store: SessionStore | None = None
         self._live: dict[str, LiveSession] = {}
 
@@ -196,7 +208,8 @@ class SessionManager:
 
     def host_for(self, session: Session) -> ClientHost:
         """The client's files and terminal for `session` outside a turn (as a turn's `host`)."""
-        return ClientHost.for_session(self.outbox.conn, session, self.client, tuple(self.options.allowed_paths))
+        conn = self.workspace if self.workspace is not None else self.outbox.conn
+        return ClientHost.for_session(conn, session, self.client, tuple(self.options.allowed_paths))
 
     def forget(self, session_id: str) -> None:
         """Drop the open session from memory (read again from the store on next use)."""
@@ -213,7 +226,7 @@ class SessionManager:
             if isinstance(self.runner, SessionHooks):
                 await self.runner.open_session(session)
 
-    async def host_plan(self, live: LiveSession) -> AgentPlanUpdate | None:
+    async def host_plan(self, live: LiveSession) -> AgentPlanUpdate | WireUpdate | None:
         """The host's plan for a session just opened (`AgentOptions.plan_provider`), when it differs from
         the stored one (which it then replaces); `None` without a provider or a change."""
         provider = self.options.plan_provider
@@ -227,6 +240,12 @@ class SessionManager:
         if found is None or tuple(found) == plan_from_json(live.server.get(PLAN_STATE_KEY)):
             return None
         live.server[PLAN_STATE_KEY] = plan_to_json(found)
+        if self.client.uses("planOperations"):  # the session's plan by its id (the unstable plan operations)
+            entries = plan_to_json(found)
+            return {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "items", "planId": MAIN_PLAN_ID, "entries": entries},
+            }
         entries = [PlanEntry(content=i.content, status=i.status, priority=i.priority) for i in found]
         return AgentPlanUpdate(session_update="plan", entries=entries)
 
@@ -240,10 +259,26 @@ class SessionManager:
                 except Exception:
                     logger.exception("session %s: close_session hook failed", session.id)
 
-    @staticmethod
-    def _check_cwd(cwd: str) -> None:
+    def mcp_servers(self, servers: list[WireMcpServer] | None) -> tuple[McpServer, ...]:
+        """The client's `mcpServers` for a session; an ACP-transport one (MCP over ACP) is -32602 unless
+        the client opted into `mcpOverAcp` (then `mcp_connector` opens it)."""
+        if self.mcp_connector is None:
+            for index, server in enumerate(servers or ()):
+                if isinstance(server, AcpMcpServer):
+                    reason = (
+                        f"{server.name!r} has type acp (MCP over ACP): this agent accepts it only from a client "
+                        "that opted into the unstable surface mcpOverAcp (it then answers mcpCapabilities.acp: true)"
+                    )
+                    raise RequestError.invalid_params({f"mcpServers[{index}]": reason})
+        return mcp_servers_from_wire(servers, connector=self.mcp_connector)
+
+    def _where(self, cwd: str, directories: list[str] | None) -> tuple[str, list[str] | None]:
+        """The session's cwd and additional directories: as sent, or inside the server's workspace."""
         if not os.path.isabs(cwd):
             raise RequestError.invalid_params({"details": f"cwd must be an absolute path, got {cwd!r}"})
+        if self.workspace is None:
+            return cwd, directories
+        return self.workspace.session_cwd(cwd), self.workspace.session_directories(directories)
 
     # --- lifecycle --------------------------------------------------------------------------------
 
@@ -251,13 +286,13 @@ class SessionManager:
         self, cwd: str, additional_directories: list[str] | None, mcp_servers: list[WireMcpServer] | None
     ) -> Session:
         """Create, store and open a session."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room()
         now = now_iso()
         session = Session(
             id=uuid.uuid4().hex,
             cwd=cwd,
-            mcp_servers=mcp_servers_from_wire(mcp_servers),
+            mcp_servers=self.mcp_servers(mcp_servers),
             additional_directories=tuple(additional_directories or ()),
             created_at=now,
             updated_at=now,
@@ -284,7 +319,7 @@ class SessionManager:
         replay: bool,
     ) -> Session:
         """Open a stored session with the client's cwd and MCP servers; replay its transcript if asked."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room(session_id)
         stored = await self.stored(session_id)
         live = self._live.get(session_id)
@@ -292,7 +327,7 @@ class SessionManager:
             raise SessionBusyError(f"session {session_id!r} is running a turn; cancel it before loading it again")
         session = stored.session
         session.cwd = cwd
-        session.mcp_servers = mcp_servers_from_wire(mcp_servers)
+        session.mcp_servers = self.mcp_servers(mcp_servers)
         if additional_directories is not None:
             session.additional_directories = tuple(additional_directories)
         if live is not None:
@@ -320,7 +355,7 @@ class SessionManager:
         mcp_servers: list[WireMcpServer] | None,
     ) -> Session:
         """Copy a stored session (state, transcript, mode, options) into a new one."""
-        self._check_cwd(cwd)
+        cwd, additional_directories = self._where(cwd, additional_directories)
         self._check_room()
         stored = await self.stored(session_id)
         transcript = await self.store.transcript(session_id)
@@ -329,7 +364,7 @@ class SessionManager:
         session = Session(
             id=uuid.uuid4().hex,
             cwd=cwd,
-            mcp_servers=mcp_servers_from_wire(mcp_servers),
+            mcp_servers=self.mcp_servers(mcp_servers),
             additional_directories=tuple(additional_directories or source.additional_directories),
             mode_id=source.mode_id,
             config=dict(source.config),
@@ -415,6 +450,8 @@ class SessionManager:
         if self._store is not None:
             await self._store.close()
             self._store = None
+        if self.workspace is not None:
+            await self.workspace.close()  # its terminals end with the connection
 
     # --- modes and config options ---------------------------------------------------------------
 

@@ -11,12 +11,13 @@ from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpda
 
 from ..elicitation import Answer, AskFallback, Choice, Elicitor, Question, UrlElicitations
 from ..emitter import TurnEmitter
-from ..host import ClientHost
+from ..host import ClientConnection, ClientHost
 from ..ir import Prompt
 from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
-from ..plan import PlanChange, PlanProvider, TurnPlan
+from ..plan import PlanChange, PlanContent, PlanProvider, TurnPlan
 from ..presentation import ToolPresentation, ToolPresenter
 from ..prompt.meta import OutputSchema, PromptOptions
+from ..providers import LlmEndpoint
 from ..runner import ClientInfo, PermissionDecision, PlanItem, Session
 from ..tool_calls import ToolCalls
 from ..tools import classify_tool, tool_locations
@@ -55,10 +56,14 @@ class ServerTurn:
         options: PromptOptions | None = None,
         plan: Sequence[PlanItem] = (),
         plan_provider: PlanProvider | None = None,
+        other_plans: Sequence[PlanContent] = (),
         prompt_id: str = "",
         files: FileLedger | None = None,
+        llm_endpoint: LlmEndpoint | None = None,
+        workspace: ClientConnection | None = None,
     ) -> None:
         self._session = session
+        self._llm_endpoint = llm_endpoint
         self._max_requests = max_requests
         self._prompt = prompt
         self._options = options or PromptOptions()
@@ -72,6 +77,8 @@ class ServerTurn:
         self._emit = emitter
         self._client = client
         self._conn = conn
+        self._tools: ClientConnection | None = workspace if workspace is not None else conn
+        """Where the host's file and terminal requests go: the client, or the server's workspace."""
         self._mode = mode
         self._tool_kinds = tool_kinds
         self._allowed_paths = allowed_paths
@@ -79,7 +86,14 @@ class ServerTurn:
         self._cancel = asyncio.Event()
         self.request_task = asyncio.current_task()
         """The task answering this turn's `session/prompt` request (a `$/cancel_request` for it cancels the turn)."""
-        self._plan = TurnPlan(session, plan, self._send_plan, provider=plan_provider)
+        self._plan = TurnPlan(
+            session,
+            plan,
+            self._send_plan,
+            provider=plan_provider,
+            others=other_plans,
+            operations=emitter if emitter.uses("planOperations") else None,
+        )
         emitter.plan_state = self._plan
         emitter.tool_calls.classifier = self
         emitter.tool_calls.cwd = session.cwd
@@ -177,10 +191,10 @@ class ServerTurn:
         """The client's files and terminals, limited to the session's directories."""
         if self._host is None:
             if self.files is None:
-                self._host = ClientHost.for_session(self._conn, self._session, self._client, self._allowed_paths)
+                self._host = ClientHost.for_session(self._tools, self._session, self._client, self._allowed_paths)
             else:
                 self._host = RecordingHost.of_session(
-                    self._conn, self._session, self._client, self._allowed_paths, self.files
+                    self._tools, self._session, self._client, self._allowed_paths, self.files
                 )
         return self._host
 
@@ -191,6 +205,11 @@ class ServerTurn:
             return self._options.model
         value = self._session.config.get("model")
         return value if isinstance(value, str) else None
+
+    @property
+    def llm_endpoint(self) -> LlmEndpoint | None:
+        """The model endpoint the client set on this connection (`providers/set`, unstable), if any."""
+        return self._llm_endpoint
 
     @property
     def max_requests(self) -> int:

@@ -28,7 +28,7 @@ from ..config import AgentOptions, Command
 from ..emitter import TurnEmitter, WireUpdate, update_to_json
 from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
 from ..limits import MAX_TURN_REQUESTS
-from ..plan import PLAN_STATE_KEY, plan_from_json
+from ..plan import PLAN_STATE_KEY, PLANS_STATE_KEY, plan_from_json, plans_from_json
 from ..presentation import kind_overrides, validate_presentation
 from ..prompt.meta import prompt_options
 from ..runner import ClientInfo, Runner, StopReason, turn_context
@@ -145,6 +145,7 @@ class TurnRunner:
             context_window=session_options.context_window(session, options.model),
             show_thoughts=show_thinking(session.config),
             session_cost=_session_cost(live.server),
+            unstable=self.sessions.client.unstable,
         )
         turn = ServerTurn(
             session=session,
@@ -164,8 +165,11 @@ class TurnRunner:
             options=options,
             plan=plan_from_json(live.server.get(PLAN_STATE_KEY)),
             plan_provider=self.options.plan_provider,
+            other_plans=plans_from_json(live.server.get(PLANS_STATE_KEY)),
             prompt_id=prompt_id,
             files=FileLedger(prompt_id) if rewinds else None,
+            llm_endpoint=self.sessions.llm_endpoint,
+            workspace=self.sessions.workspace,
         )
         turn.commands_update = functools.partial(self.commands_update, session_id)
         if probe is not None:
@@ -389,8 +393,7 @@ class TurnRunner:
     async def _send_commands(self, live: LiveSession, turn: ServerTurn) -> None:
         """Tell the client the new `/rewind` hint (never fails the turn: it is saved already)."""
         try:
-            await turn.emit.flush()
-            await self.sessions.outbox.send(turn.session.id, await self._commands_json(live))
+            await turn.emit.send_wire(await self._commands_json(live))
         except Exception:
             logger.warning("session %s: could not send the updated commands", turn.session.id, exc_info=True)
 
@@ -428,6 +431,10 @@ class TurnRunner:
             live.server[PLAN_STATE_KEY] = turn.plan.to_json()
         else:
             live.server.pop(PLAN_STATE_KEY, None)
+        if turn.plan.others:
+            live.server[PLANS_STATE_KEY] = turn.plan.others_to_json()
+        else:
+            live.server.pop(PLANS_STATE_KEY, None)
         if emitter.turn_usage is not None:
             totals = live.server.setdefault("usage", {})
             for key, value in emitter.turn_usage.model_dump(exclude_none=True).items():

@@ -32,7 +32,7 @@ from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 import pydantic_core
 
 from ..errors import InvalidCursorError, SessionBusyError
-from ..runner import HistoryLog, HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
+from ..runner import ClientMcpServer, HistoryLog, HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
@@ -259,6 +259,8 @@ def _mcp_to_json(server: McpServer) -> JsonDict:
             "args": list(server.args),
             "env_names": sorted(server.env),
         }
+    if isinstance(server, ClientMcpServer):  # reachable only through the connection that gave it
+        return {"transport": "acp", "name": server.name, "server_id": server.server_id}
     return {
         "transport": server.transport,
         "name": server.name,
@@ -274,6 +276,8 @@ def _mcp_from_json(data: Mapping[str, Any]) -> McpServer:
         return StdioMcpServer(name=data["name"], command=data["command"], args=tuple(data.get("args", ())))
     if transport == "http":
         return HttpMcpServer(name=data["name"], url=data["url"])
+    if transport == "acp":
+        return ClientMcpServer(name=data["name"], server_id=data["server_id"])
     return SseMcpServer(name=data["name"], url=data["url"])
 
 

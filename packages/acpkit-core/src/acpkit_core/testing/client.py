@@ -17,6 +17,7 @@ from acp import PROTOCOL_VERSION, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AcceptElicitationResponse,
+    AcpMcpServer,
     AllowedOutcome,
     AudioContentBlock,
     AuthCapabilities,
@@ -63,9 +64,10 @@ from acp.schema import SseMcpServer as WireSseMcpServer
 
 from ..local_host import LocalClientHost
 from ..runner import HttpMcpServer, SseMcpServer, StdioMcpServer
-from ..server._sdk import observe_wire, tracked
+from ..server._sdk import observe_wire, route_unstable_updates, tracked
 from ..server.requests import CancelRecord, RequestId, RequestTracker
 from ..unstable import UNSTABLE_META_KEY
+from .mcp_server import ClientMcp
 from .results import PromptResult
 
 if TYPE_CHECKING:
@@ -197,6 +199,8 @@ class AcpTestClient:
         self._answer_index = 0
         self._elicitation_index = 0
         self._cancel_events: dict[str, asyncio.Event] = {}
+        self.mcp = ClientMcp()
+        """The MCP servers this client serves over ACP (MCP over ACP, unstable): see `serve_mcp`."""
 
     # --- connecting ------------------------------------------------------------------------------
 
@@ -233,6 +237,7 @@ class AcpTestClient:
                 try:
                     yield client
                 finally:
+                    await client.mcp.close()
                     await client.host.close()
                     await conn.close()
                 drain.cancel()
@@ -261,6 +266,7 @@ class AcpTestClient:
         try:
             yield client
         finally:
+            await client.mcp.close()
             await client.host.close()
             client_writer.close()
             await conn.close()
@@ -292,6 +298,7 @@ class AcpTestClient:
                 try:
                     yield client
                 finally:
+                    await client.mcp.close()
                     await client.host.close()
         finally:
             client._cleanup()
@@ -305,6 +312,18 @@ class AcpTestClient:
 
         observe_wire(conn, record)
         self.tracker = tracked(conn)
+        self.mcp.attach(conn)
+        route_unstable_updates(conn)  # notices, compaction updates, a tool call's `name` (see `unstable_updates`)
+
+    def serve_mcp(self, server: Any, *, name: str | None = None, server_id: str | None = None) -> AcpMcpServer:
+        """Serve an MCP server to the agent through the ACP connection (MCP over ACP, unstable).
+
+        `server` is an in-process MCP server (the `mcp` package's `MCPServer`, or a low-level
+        `Server`) or a [`StdioMcpServer`][acpkit_core.runner.StdioMcpServer] started as a subprocess
+        on each `mcp/connect`. Returns the `mcpServers` entry to pass to `new_session` (type `acp`,
+        with a fresh `serverId`); the agent sees it only when this client opted into `mcpOverAcp`.
+        """
+        return self.mcp.add(server, name=name, server_id=server_id)
 
     def _cleanup(self) -> None:
         if self._tmp is not None:
@@ -473,6 +492,18 @@ class AcpTestClient:
     async def logout(self) -> None:
         """`logout` (the SDK's client has no method for it: sent as a raw request)."""
         await self._raw("logout", {})
+
+    async def providers_list(self) -> dict[str, Any]:
+        """`providers/list` (unstable; the SDK's client has no method for it): the agent's providers."""
+        return await self._raw("providers/list", {})
+
+    async def providers_set(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """`providers/set` (unstable) with these params (`providerId`, `apiType`, `baseUrl`, `headers`)."""
+        return await self._raw("providers/set", dict(params))
+
+    async def providers_disable(self, provider_id: str) -> dict[str, Any]:
+        """`providers/disable` (unstable)."""
+        return await self._raw("providers/disable", {"providerId": provider_id})
 
     async def _raw(self, method: str, params: dict[str, Any]) -> Any:
         """A request the SDK's client has no method for, through its JSON-RPC connection."""

@@ -37,6 +37,7 @@ ignore it):
 | `memory` | turn 1 (`My name is Ada.`): anything; turn 2 (`What is my name?`): text containing `Ada` |
 | `bad_prompt` | answers anything (the test first sends an invalid prompt) |
 | `question` | calls tool `pick_color` (no arguments), which asks the user (see below), then answers anything |
+| `mcp` | connects the session's MCP servers, calls their `lookup_word` with `{"word": "ketchup"}`, answers anything |
 
 `pick_color` asks `Which color?` with the choices `red` and `green` through the adapter's hook (the
 server's `turn.ask`, tied to its own tool call) and returns the answer's value, or its outcome when
@@ -52,6 +53,22 @@ request (`question`); `ask_fallback` in `options` answers a question the client 
 (`usage_update` with `options.context_window`) and the prompt answer's usage, under `_meta` for a
 plain client and at the root for one that negotiated `promptUsage` (`text`); `logout` (`text`
 behind authentication); `session/delete` of an unknown id (`text`).
+
+Unstable surfaces, for a client that negotiated them: MCP over ACP (`mcp`): a server the client
+serves through the connection reaches the runner as a
+[`ClientMcpServer`][acpkit_core.runner.ClientMcpServer] in `session.mcp_servers`, to connect as
+any other (`server.streams()` gives an MCP client session's streams); a plain client's is refused
+by core (`text`). A runner that connects no MCP servers sets `mcp_servers = False`. Custom LLM
+endpoints (`text`): a runner that can swap its model for one on the client's endpoint
+([`ModelEndpoints`][acpkit_core.providers.ModelEndpoints]) must run the turn there once the
+client set one (`turn.llm_endpoint`); any other runner is refused `providers/set` by core.
+
+Unstable surfaces too, each where the client negotiated it and in its stable form for a plain client:
+a tool call's `name` (`toolCallName`, `tool_ok`: report calls through `turn.tool_calls` with the
+tool's name); plan operations (`planOperations`: the host plan of `options.plan_provider`, `text`);
+a limit reached as a notice (`sessionNotices`, `tool_ok` with `options.max_turn_requests=1`: the
+runner counts its model requests against `turn.max_requests`, stops `max_turn_requests` and tells it
+with [`notice_limit`][acpkit_core.emitter.notice_limit]).
 
 `tool_ok` also runs with a `tool_presentation` for `read_file` in `options` (a title template, a
 kind, locations, code output), which the runner must honour: report tool calls through
@@ -89,6 +106,8 @@ import pytest
 from acp import RequestError
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanContentUpdate,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AvailableCommandsUpdate,
     ContentToolCallContent,
@@ -102,11 +121,14 @@ from acp.schema import (
 from ..auth import AgentMethod, Authentication, AuthRequest
 from ..config import STANDARD_MODES, AgentOptions
 from ..elicitation import Answer, Question
+from ..emitter import NOTICE_META_KEY
 from ..permissions import PermissionPolicy
 from ..presentation import ToolPresentation
-from ..runner import ToolLister, Turn
+from ..runner import PlanItem, Session, ToolLister, Turn
 from ..server import AcpAgent
+from ..stop import request_limit_message
 from ..thinking import show_thinking_option
+from ..unstable_updates import NamedToolCallStart
 from .client import AcpTestClient
 
 __all__ = ["REQUIRED_SCENARIOS", "AgentFactory", "RunnerConformance", "conformance_override"]
@@ -149,6 +171,10 @@ class RunnerConformance:
     """The runner reports token usage after each model response (`turn.emit.usage`)."""
     rewind: ClassVar[bool] = True
     """The framework's memory goes back with the session (`/rewind`, `/retry`, fork at a prompt)."""
+    mcp_servers: ClassVar[bool] = True
+    """The runner connects the session's MCP servers (`session.mcp_servers`) and offers their tools (`mcp`)."""
+    limits: ClassVar[bool] = True
+    """The runner stops at `turn.max_requests` model requests (`max_turn_requests`)."""
 
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:
@@ -628,6 +654,160 @@ class RunnerConformance:
             sid = await c.new_session()
             r = await c.prompt("Say hello.", session_id=sid)
         assert r.text == "Hello from the agent."
+
+    @pytest.mark.parametrize("negotiated", [False, True])
+    async def test_tool_call_name_where_negotiated(
+        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
+    ) -> None:
+        """The tool's `name` in `tool_call` for a client with `toolCallName`; never at the root otherwise."""
+        async with AcpTestClient.connect(
+            agent_factory("tool_ok", options), unstable=["toolCallName"] * negotiated
+        ) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            (c.root / "notes.txt").write_text("remember the milk\n")
+            r = await c.prompt("Read notes.txt.", session_id=sid)
+        (call,) = r.tool_calls.values()
+        start = next(u for u in r.updates if isinstance(u, NamedToolCallStart))
+        assert call.name == ("read_file" if negotiated else None) and start.name == call.name
+        sent = [m["params"]["update"] for d, m in c.wire if d == "received" and m.get("method") == "session/update"]
+        assert negotiated or all("name" not in u for u in sent if u["sessionUpdate"].startswith("tool_call"))
+
+    @pytest.mark.parametrize("negotiated", [False, True])
+    async def test_plan_operations_where_negotiated(
+        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
+    ) -> None:
+        """A host plan (`options.plan_provider`) as `plan_update` (plan `main`) where negotiated, else `plan`."""
+
+        class HostPlan:
+            async def get_plan(self, session: Session) -> list[PlanItem]:
+                return [PlanItem(content="say hello", status="in_progress")]
+
+        planned = dataclasses.replace(options, plan_provider=HostPlan())
+        async with AcpTestClient.connect(agent_factory("text", planned), unstable=["planOperations"] * negotiated) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            r = await c.prompt("Say hello.", session_id=sid)
+        updates = [*c.updates[sid]]
+        assert r.text == "Hello from the agent."
+        if negotiated:
+            ops = [u for u in updates if isinstance(u, AgentPlanContentUpdate)]
+            assert ops and not any(isinstance(u, AgentPlanUpdate) for u in updates)
+            assert ops[-1].plan.plan_id == "main" and ops[-1].plan.type == "items"
+            assert [e.content for e in ops[-1].plan.entries] == ["say hello"]  # type: ignore[union-attr]
+        else:
+            plans = [u for u in updates if isinstance(u, AgentPlanUpdate)]
+            assert plans and [e.content for e in plans[-1].entries] == ["say hello"]
+            assert not any(isinstance(u, AgentPlanContentUpdate) for u in updates)
+
+    @pytest.mark.parametrize("negotiated", [False, True])
+    async def test_a_limit_reached_is_a_notice(
+        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
+    ) -> None:
+        """`max_turn_requests=1` stops `tool_ok` before its second model request: a `notice` where
+        `sessionNotices` is negotiated (not in the answer), else the limit's message as its own message."""
+        if not self.limits:
+            pytest.skip("the runner does not count its model requests")
+        limited = dataclasses.replace(options, max_turn_requests=1)
+        async with AcpTestClient.connect(
+            agent_factory("tool_ok", limited), unstable=["sessionNotices"] * negotiated
+        ) as c:
+            await c.initialize()
+            sid = await c.new_session()
+            (c.root / "notes.txt").write_text("remember the milk\n")
+            r = await c.prompt("Read notes.txt.", session_id=sid)
+        message = request_limit_message(1)
+        assert r.stop_reason == "max_turn_requests"
+        if negotiated:
+            assert [(n.severity, n.title, n.description) for n in r.notices] == [
+                ("warning", "Turn limit reached", message)
+            ]
+            assert message not in r.text
+        else:
+            assert r.notices == [] and r.text.endswith(message)
+            tagged = [u for u in r.updates if isinstance(u, AgentMessageChunk) and u.field_meta]
+            assert [u.field_meta["acpkit"][NOTICE_META_KEY]["title"] for u in tagged if u.field_meta] == [
+                "Turn limit reached"
+            ]
+
+    async def test_mcp_over_acp_needs_negotiation(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """MCP over ACP (unstable) is offered only to a client that opted into `mcpOverAcp`: a plain
+        client is not told `mcpCapabilities.acp`, and its ACP-transport server is refused (-32602)."""
+        async with AcpTestClient.connect(agent_factory("text", options)) as c:
+            init = await c.initialize()
+            entry = c.serve_mcp(_editor_words(), name="words")
+            with pytest.raises(RequestError) as refused:
+                await c.new_session(mcp_servers=[entry])
+        caps = init.agent_capabilities
+        assert caps is not None and caps.mcp_capabilities is not None and not caps.mcp_capabilities.acp
+        assert refused.value.code == -32602 and "mcpServers[0]" in (refused.value.data or {})
+        assert c.mcp.connections == {}
+
+    async def test_mcp_over_acp(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """The `mcp` agent calls `lookup_word` of an MCP server the client serves over ACP, connected
+        like any of the session's MCP servers ([`ClientMcpServer`][acpkit_core.runner.ClientMcpServer])."""
+        if not self.mcp_servers:
+            pytest.skip("the runner does not connect the session's MCP servers")
+        async with AcpTestClient.connect(agent_factory("mcp", options), unstable=["mcpOverAcp"]) as c:
+            init = await c.initialize()
+            entry = c.serve_mcp(_editor_words(), name="words")
+            sid = await c.new_session(mcp_servers=[entry])
+            r = await c.prompt("Look up ketchup.", session_id=sid)
+            await c.close_session(sid)
+        caps = init.agent_capabilities
+        assert caps is not None and caps.mcp_capabilities is not None and caps.mcp_capabilities.acp
+        assert r.stop_reason == "end_turn"
+        (call,) = r.tool_calls.values()
+        assert call.status == "completed" and call.raw_input == {"word": "ketchup"}
+        (connection,) = c.mcp.connections.values()
+        assert connection.server_id == entry.server_id and "tools/call" in connection.methods
+        assert connection.disconnected  # closing the session closed its MCP connection (`mcp/disconnect`)
+
+    async def test_custom_llm_endpoint(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
+        """`providers/*` (unstable): only for a client that opted into `providers`. A runner that can swap
+        its model ([`ModelEndpoints`][acpkit_core.providers.ModelEndpoints]) lists `main` and, once the
+        client set an endpoint, runs the `text` turn there (here a closed port: the turn fails -32603);
+        any other is not advertised the capability, lists nothing and refuses `providers/set` (-32602)."""
+        async with AcpTestClient.connect(agent_factory("text", options)) as plain:
+            await plain.initialize()
+            with pytest.raises(RequestError) as hidden:
+                await plain.providers_list()
+        assert hidden.value.code == -32601
+        closed = {"providerId": "main", "baseUrl": "http://127.0.0.1:9/v1", "headers": {"Authorization": "Bearer k"}}
+        async with AcpTestClient.connect(agent_factory("text", options), unstable=["providers"]) as c:
+            init = await c.initialize()
+            listed = await c.providers_list()
+            sid = await c.new_session()
+            caps = init.agent_capabilities
+            assert caps is not None
+            if not listed["providers"]:  # the runner cannot swap its model: refused, with the reason
+                assert caps.providers is None
+                with pytest.raises(RequestError) as refused:
+                    await c.providers_set({**closed, "apiType": "openai"})
+                assert refused.value.code == -32602
+                return
+            assert caps.providers is not None
+            (main,) = listed["providers"]
+            assert (main["providerId"], main["required"]) == ("main", True) and main["supported"]
+            await c.providers_set({**closed, "apiType": main["supported"][0]})
+            assert (await c.providers_list())["providers"][0]["current"]["baseUrl"] == closed["baseUrl"]
+            with pytest.raises(RequestError) as failed:
+                await c.prompt("Say hello.", session_id=sid)
+        assert failed.value.code == -32603  # the model call went to the client's (closed) endpoint
+
+
+def _editor_words() -> Any:
+    """The MCP server of the MCP-over-ACP scenarios: `lookup_word(word)` (needs the `mcp` package)."""
+    from mcp.server import MCPServer
+
+    server = MCPServer("editor-words")
+
+    @server.tool()
+    def lookup_word(word: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        """Look a word up in the editor's dictionary."""
+        return f"{word}: a word the editor knows"
+
+    return server
 
 
 REQUIRED_SCENARIOS = frozenset(name for name in vars(RunnerConformance) if name.startswith("test_"))

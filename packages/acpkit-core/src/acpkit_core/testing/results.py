@@ -19,6 +19,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from ..unstable_updates import NoticeUpdate
+
 __all__ = ["PromptResult", "ToolCallState", "fold_tool_calls", "joined_text"]
 
 
@@ -44,6 +46,8 @@ class ToolCallState:
     """The latest `rawInput`."""
     raw_output: Any = None
     """The latest `rawOutput`."""
+    name: str | None = None
+    """The tool's `name`, when the agent sent it (a client that negotiated `toolCallName`)."""
 
 
 def fold_tool_calls(updates: Sequence[Any]) -> dict[str, ToolCallState]:
@@ -70,6 +74,9 @@ def fold_tool_calls(updates: Sequence[Any]) -> dict[str, ToolCallState]:
             state.raw_input = u.raw_input
         if u.raw_output is not None:
             state.raw_output = u.raw_output
+        name = getattr(u, "name", None)
+        if isinstance(name, str):
+            state.name = name
     return calls
 
 
@@ -118,6 +125,11 @@ class PromptResult:
     def tool_calls(self) -> dict[str, ToolCallState]:
         """Tool calls by id, in their final state."""
         return fold_tool_calls(self.updates)
+
+    @property
+    def notices(self) -> list[NoticeUpdate]:
+        """The `notice` updates (a client that negotiated `sessionNotices`)."""
+        return [u for u in self.updates if isinstance(u, NoticeUpdate)]
 
     @property
     def kinds(self) -> list[str]:

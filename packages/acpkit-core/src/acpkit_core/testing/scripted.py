@@ -12,6 +12,10 @@ Each line of the prompt's text is one step:
 | `question {"text": ..., "url": ..., "complete": true}` | a link question: `answer: answered <id>` (completed) |
 | `sleep <seconds>` | waits (a cancel interrupts it) |
 | `plan <a> \| <b> \| ...` | sends a plan (first item in progress) |
+| `showplan <id> <a> \| <b>` (or `md <markdown>`, `file <uri>` after the id) | shows another plan (`turn.plan.show`) |
+| `dropplan <id>` / `clearplan` | takes another plan away / clears the session's plan |
+| `notice <severity> <title> [\| <description>]` | sends a notice (`turn.emit.notice`) |
+| `compact [<summary>]` | reports a compaction of the history (`turn.emit.compaction`, in progress then completed) |
 | `usage <input> <output> [context size] [model=<name>]` | reports token usage (of a named model) |
 | `fail <message>` | raises `RuntimeError(message)` |
 | `read <path>` / `write <path> <text>` / `run [timeout=<s>] <command> [args]` | uses the client's files or terminal |
@@ -76,6 +80,11 @@ class ScriptedRunner:
             "write",
             "run",
             "history",
+            "showplan",
+            "dropplan",
+            "clearplan",
+            "notice",
+            "compact",
         }
         if not lines or lines[0].split(" ", 1)[0] not in verbs:
             await self._say(turn, f"echo: {text}")
@@ -119,6 +128,26 @@ class ScriptedRunner:
             await turn.emit.plan(
                 [PlanItem(content=c, status="in_progress" if i == 0 else "pending") for i, c in enumerate(items)]
             )
+        elif verb == "showplan":
+            plan_id, _, body = rest.partition(" ")
+            form, _, tail = body.partition(" ")
+            if form == "md":
+                await turn.plan.show(plan_id, markdown=tail.replace("\\n", "\n"))
+            elif form == "file":
+                await turn.plan.show(plan_id, uri=tail)
+            else:
+                await turn.plan.show(plan_id, items=[PlanItem(content=c.strip()) for c in body.split("|") if c.strip()])
+        elif verb == "dropplan":
+            await turn.plan.drop(rest.strip())
+        elif verb == "clearplan":
+            await turn.plan.clear()
+        elif verb == "notice":
+            severity, _, tail = rest.partition(" ")
+            title, _, description = tail.partition("|")
+            await turn.emit.notice(title.strip(), description=description.strip() or None, severity=cast(Any, severity))
+        elif verb == "compact":
+            cid = await turn.emit.compaction(status="in_progress")
+            await turn.emit.compaction(status="completed", compaction_id=cid, summary=rest.strip() or None, removed=2)
         elif verb == "usage":
             words = rest.split()
             model = next((w.removeprefix("model=") for w in words if w.startswith("model=")), None)
@@ -154,6 +183,7 @@ class ScriptedRunner:
             status="pending",
             raw_input=dict(args) if args else None,
             locations=turn.tool_locations(args),
+            name=name,
         )
         await turn.emit.tool_call_update(call_id, status="in_progress")
         if self.chunk_delay:

@@ -1,0 +1,500 @@
+"""`acpkit serve -- CMD ARGS...`: any stdio ACP agent behind the remote endpoint, one child process per connection.
+
+The endpoint does everything it does for an ACP Kit agent (tokens and principals, the `Origin`
+check, the message size limit, the budget of bytes in flight, the outbound buffer and its stall
+rule, the idle limit, the per-principal quotas, the graceful stop); a
+[`ChildConnection`][acpkit_core.remote.child.ChildConnection] then relays each valid client message
+to its own child's stdin, one JSON line, and each line of the child's stdout back to the client:
+
+- the child starts with the connection (in its own process group) and is stopped with it: its stdin
+  is closed, then after `stop_seconds` its process group gets `SIGTERM`, then `SIGKILL`;
+- a child that exits while the connection is open (a crash) answers every request it left
+  unanswered with a JSON-RPC error naming its exit status and the end of its stderr, then the
+  connection is closed (WebSocket close `1011`, or the end of the Streamable HTTP stream);
+- the quotas are kept from the messages themselves: a session is open from the child's answer to
+  `session/new`, `load`, `resume` or `fork` until its `session/close`, and a turn runs from
+  `session/prompt` until its answer; one more than a limit is answered -32600 without reaching the child;
+- [`host_tools`][acpkit_core.host_tools] rewrites the `clientCapabilities` the child sees in
+  `initialize` and decides where its file and terminal requests go.
+
+Each connection has its own child, so sessions never cross principals; what `session/list` shows is
+the child's own (whatever store it keeps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+import pydantic_core
+from acp import RequestError
+
+from ..errors import UserError
+from ..host_tools import HOST_METHODS, HostTools, Workspace, check_host_tools, client_capabilities_for
+from ..limits import MAX_MESSAGE_BYTES
+from ..server.jsonrpc import error_response
+from ..server.session_manager import Admission
+from ..server.transport import WRITE_WINDOW_MS
+from .auth import TOKENS_ENV
+from .budget import Account
+from .connection import Deliver, FrameTransport, RemoteConnection
+
+__all__ = ["AgentCommand", "ChildConnection"]
+
+logger = logging.getLogger("acpkit_core.remote")
+
+WS_INTERNAL_ERROR: Final = 1011
+"""WebSocket close code when the child exits while its connection is open."""
+AGENT_EXITED: Final = -32603
+"""JSON-RPC code of the answer to a request the child left unanswered when it exited (internal error)."""
+STDERR_TAIL: Final = 2048
+"""Bytes of the child's stderr kept, to say why it exited."""
+_READ_CHUNK: Final = 64 * 1024
+_OPENING: Final = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+_CREATING: Final = frozenset({"session/new", "session/fork"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentCommand:
+    """A stdio ACP agent command, in any language, for [`RemoteServer`][acpkit_core.remote.RemoteServer].
+
+    ```python
+    AgentCommand(argv=["node", "agent.js"], host_tools="off")
+    ```
+    """
+
+    argv: Sequence[str]
+    """The program and its arguments (no shell)."""
+    cwd: str | None = None
+    """Where the child starts (`None`: the server's directory)."""
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Variables added to the server's environment for the child."""
+    host_tools: HostTools = "client"
+    """Who serves the child's file and terminal requests (see [`acpkit_core.host_tools`][acpkit_core.host_tools])."""
+    allowed_paths: Sequence[str] = ()
+    """The server's workspace with `host_tools="server"`."""
+    max_message_bytes: int | None = None
+    """The largest JSON-RPC message either way (`None`: as `AgentOptions.max_message_bytes`). A client
+    message past it is answered -32600; a child line past it ends the child (it broke the limit)."""
+    write_window_ms: float = WRITE_WINDOW_MS
+    """Notifications from the child within this window share one write (as `AgentOptions.write_window_ms`)."""
+    stop_seconds: float = 2.0
+    """When its connection ends, how long the child has after its stdin is closed before `SIGTERM`
+    (and as long again before `SIGKILL`)."""
+
+    def check(self) -> tuple[str, ...]:
+        """Refuse a command that cannot run (raises `UserError`); the workspace (with `host_tools="server"`)."""
+        if not self.argv:
+            raise UserError("no command to serve: give it after `--` (acpkit serve -- CMD ARGS...)")
+        program = self.argv[0]
+        if shutil.which(program, path=None if os.sep not in program else "") is None and not (
+            os.sep in program and os.access(os.path.join(self.cwd or "", program), os.X_OK)
+        ):
+            raise UserError(f"cannot serve {program!r}: no such executable (on PATH, or as a path)")
+        if self.cwd is not None and not os.path.isdir(self.cwd):
+            raise UserError(f"the command's directory {self.cwd!r} does not exist")
+        if self.stop_seconds < 0:
+            raise UserError("AgentCommand.stop_seconds must not be negative")
+        return check_host_tools(self.host_tools, self.allowed_paths)
+
+    @property
+    def message_limit(self) -> int:
+        """The message size limit in bytes, with the default resolved."""
+        return MAX_MESSAGE_BYTES.value(self.max_message_bytes)
+
+
+def _key(request_id: Any) -> str:
+    return json.dumps(request_id)
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    try:
+        return pydantic_core.to_json(message) + b"\n"
+    except pydantic_core.PydanticSerializationError:
+        return json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+@dataclass(slots=True)
+class _Pending:
+    method: str
+    session_id: str | None
+
+
+class ChildConnection(RemoteConnection):
+    """One remote client's connection relayed to its own child process (see the module's description)."""
+
+    def __init__(
+        self,
+        command: AgentCommand,
+        deliver: Deliver,
+        *,
+        principal: str | None,
+        max_message_bytes: int,
+        max_sessions: int | None,
+        account: Account,
+        kind: str = "websocket",
+        peer: str | None = None,
+        workspace: tuple[str, ...] = (),
+    ) -> None:
+        # Not `RemoteConnection.__init__`: there is no AcpAgent; the attributes the endpoint uses are set here.
+        self.id = uuid.uuid4().hex
+        self.principal = principal
+        self.probe = None
+        self.closing = None
+        self.transport = FrameTransport(
+            self._deliver, max_message_bytes=max_message_bytes, account=account, window_ms=command.write_window_ms
+        )
+        self.last_active = time.monotonic()
+        self.sse = None
+        self.outbound = None
+        self.on_close = None
+        self.silenced = False
+        self._deliver_to = deliver
+        self._task = None
+        self.command = command
+        """What runs for this connection."""
+        self.process: asyncio.subprocess.Process | None = None
+        """The child (once started)."""
+        self._limit = max_message_bytes
+        self._max_sessions = max_sessions
+        self._admission: Admission | None = None
+        self._sessions: set[str] = set()
+        self._pending: dict[str, _Pending] = {}
+        """Client requests the child has not answered yet, by id."""
+        self._turns: dict[str, str] = {}
+        """Running `session/prompt` requests (by id): their session."""
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._stdin_lock = asyncio.Lock()
+        self._stderr = bytearray()
+        self._workspace = Workspace(workspace) if command.host_tools == "server" else None
+        self._serving: set[asyncio.Task[None]] = set()
+        self._exited = False
+        self._client_gone = False
+
+    # --- what the endpoint asks ------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """True while a request waits for the child's answer (a child's start-up can take seconds)."""
+        return bool(self._pending)
+
+    def has_session(self, session_id: str) -> bool:
+        """True when the child opened `session_id` on this connection (and did not close it)."""
+        return session_id in self._sessions
+
+    @property
+    def open_sessions(self) -> int:
+        """Sessions the child opened on this connection."""
+        return len(self._sessions)
+
+    @property
+    def running_turns(self) -> int:
+        """`session/prompt` requests the child has not answered yet."""
+        return len(self._turns)
+
+    def admit(self, admission: Admission) -> None:
+        """Check sessions and turns against `admission` before they reach the child."""
+        self._admission = admission
+
+    def cancel_turns(self) -> int:
+        """Send the child `session/cancel` for every running turn; how many there were."""
+        sessions = set(self._turns.values())
+        for session_id in sessions:
+            task = asyncio.ensure_future(
+                self._to_child({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}})
+            )
+            self._serving.add(task)
+            task.add_done_callback(self._serving.discard)
+        return len(self._turns)
+
+    async def turns_ended(self) -> None:
+        """Until the child has answered every `session/prompt` (or exited)."""
+        await self._idle.wait()
+
+    # --- serving -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the child and relay both ways."""
+        self._task = asyncio.create_task(self._serve(), name=f"acp-child-{self.id[:8]}")
+
+    async def _serve(self) -> None:
+        command = self.command
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *command.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=command.cwd,
+                env={**{k: v for k, v in os.environ.items() if k != TOKENS_ENV}, **command.env},  # no tokens
+                start_new_session=True,  # its own process group: stopped as a whole
+            )
+        except OSError as exc:
+            why = f"the agent command could not start: {exc.strerror or exc}"
+            logger.error("connection %s: %s", self.id, why)
+            await self._refuse(why)
+            return
+        logger.info("connection %s: started %s (pid %d)", self.id, command.argv[0], self.process.pid)
+        readers = [
+            asyncio.create_task(self._from_child(), name=f"acp-child-out-{self.id[:8]}"),
+            asyncio.create_task(self._read_stderr(), name=f"acp-child-err-{self.id[:8]}"),
+        ]
+        try:
+            while (message := await self.transport.receive()) is not None:
+                await self._from_client(message)
+        finally:
+            self._client_gone = True
+            await self._stop_child()
+            for task in (*readers, *self._serving):
+                task.cancel()
+            await asyncio.gather(*readers, *self._serving, return_exceptions=True)
+            if self._workspace is not None:
+                await self._workspace.close()
+            await self.transport.close()
+
+    async def _refuse(self, reason: str) -> None:
+        """No child: answer the client's first request with `reason`, then close the connection."""
+        message = await self.transport.receive()
+        if message is not None and "method" in message and "id" in message:
+            await self.transport.send(error_response(message["id"], AGENT_EXITED, reason))
+        await self._close(reason)
+
+    async def _close(self, reason: str) -> None:
+        """Close the connection from this side (its socket or stream), its input ended."""
+        self.closing = reason
+        await self.transport.close()
+        if self.on_close is not None and not self._client_gone:
+            await self.on_close(WS_INTERNAL_ERROR, reason[:120])  # a close reason is at most 123 bytes
+        self.transport.end()
+        self.account.close()
+
+    # --- client -> child -----------------------------------------------------------------------------
+
+    async def _from_client(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        request_id = message.get("id")
+        if not isinstance(method, str) or not isinstance(request_id, str | int):
+            await self._to_child(message)  # a notification, or the client's answer to the child
+            return
+        sent: Any = message.get("params")
+        params: dict[str, Any] = dict(sent) if isinstance(sent, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
+        refusal = self._refusal(method)
+        if refusal is not None:
+            await self.transport.send({"jsonrpc": "2.0", "id": request_id, "error": refusal})
+            return
+        if method == "initialize":
+            params["clientCapabilities"] = client_capabilities_for(
+                params.get("clientCapabilities"), self.command.host_tools
+            )
+            message = {**message, "params": params}
+        elif method in _OPENING and self._workspace is not None:
+            cwd = params.get("cwd")
+            if isinstance(cwd, str):
+                params["cwd"] = self._workspace.session_cwd(cwd)
+            if isinstance(params.get("additionalDirectories"), list):
+                params["additionalDirectories"] = self._workspace.session_directories(
+                    [d for d in params["additionalDirectories"] if isinstance(d, str)]
+                )
+            message = {**message, "params": params}
+        session_id = params.get("sessionId")
+        pending = _Pending(method, session_id if isinstance(session_id, str) else None)
+        self._pending[_key(request_id)] = pending
+        if method == "session/prompt":
+            self._turns[_key(request_id)] = pending.session_id or ""
+            self._idle.clear()
+        await self._to_child(message)
+
+    def _refusal(self, method: str) -> dict[str, Any] | None:
+        """The error object refusing a session or a turn past a limit (`None`: it may go on)."""
+        try:
+            if method in _OPENING:
+                if self._max_sessions is not None and len(self._sessions) >= self._max_sessions:
+                    raise RequestError.invalid_request(
+                        {
+                            "details": f"this connection already has {len(self._sessions)} open sessions, the "
+                            f"server's limit (max_sessions_per_connection={self._max_sessions}): close one with "
+                            "session/close, or open another connection"
+                        }
+                    )
+                if self._admission is not None:
+                    self._admission.session()
+            elif method == "session/prompt" and self._admission is not None:
+                self._admission.turn()
+        except RequestError as error:
+            return error.to_error_obj()
+        return None
+
+    async def _to_child(self, message: dict[str, Any]) -> None:
+        process = self.process
+        if process is None or process.stdin is None or self._exited:
+            return
+        async with self._stdin_lock:
+            try:
+                process.stdin.write(_line(message))
+                await process.stdin.drain()  # a child that does not read holds the client back
+            except (ConnectionError, RuntimeError):
+                logger.debug("connection %s: the child's stdin is closed", self.id)
+
+    # --- child -> client -----------------------------------------------------------------------------
+
+    async def _from_child(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        stdout = self.process.stdout
+        buffer = bytearray()
+        reason: str | None = None
+        while reason is None:
+            chunk = await stdout.read(_READ_CHUNK)
+            if not chunk:
+                break
+            buffer += chunk
+            while (end := buffer.find(b"\n")) >= 0 and end <= self._limit:
+                line = bytes(buffer[:end])
+                del buffer[: end + 1]
+                await self._child_line(line)
+            if end > self._limit or len(buffer) > self._limit:
+                reason = f"the agent sent a message over the {self._limit} bytes limit (max_message_bytes)"
+        if reason is None and buffer.strip():
+            await self._child_line(bytes(buffer))
+        await self._child_gone(reason)
+
+    async def _child_line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            parsed: Any = json.loads(line)
+        except ValueError:
+            logger.warning("connection %s: the agent wrote a line that is not JSON: %r", self.id, line[:120])
+            return
+        if not isinstance(parsed, dict):
+            logger.warning("connection %s: the agent wrote JSON that is not a message: %r", self.id, line[:120])
+            return
+        message: dict[str, Any] = parsed  # pyright: ignore[reportUnknownVariableType]
+        method = message.get("method")
+        if isinstance(method, str) and method in HOST_METHODS and "id" in message:
+            await self._host_request(method, message)
+            return
+        if method is None and "id" in message:
+            self._answered(message)
+        await self.transport.send(message)
+
+    def _answered(self, message: dict[str, Any]) -> None:
+        """The child answered a client request: keep the sessions and turns counts."""
+        key = _key(message.get("id"))
+        pending = self._pending.pop(key, None)
+        if self._turns.pop(key, None) is not None and not self._turns:
+            self._idle.set()
+        if pending is None or "error" in message:
+            return
+        result: Any = message.get("result")
+        if pending.method in _CREATING:
+            created = cast("dict[str, Any]", result).get("sessionId") if isinstance(result, dict) else None
+            if isinstance(created, str):
+                self._sessions.add(created)
+        elif pending.method in _OPENING and pending.session_id is not None:
+            self._sessions.add(pending.session_id)
+        elif pending.method == "session/close" and pending.session_id is not None:
+            self._sessions.discard(pending.session_id)
+
+    async def _host_request(self, method: str, message: dict[str, Any]) -> None:
+        """A file or terminal request of the child: to the client, the server's workspace, or refused."""
+        mode = self.command.host_tools
+        if mode == "client":
+            await self.transport.send(message)
+        elif self._workspace is None:
+            await self._to_child(
+                error_response(
+                    message["id"],
+                    -32601,
+                    f"{method}: file and terminal tools are off on this server (host_tools='off')",
+                )
+            )
+        else:
+            task = asyncio.ensure_future(self._serve_host(self._workspace, method, message))
+            self._serving.add(task)  # a terminal wait must not hold the child's other messages
+            task.add_done_callback(self._serving.discard)
+
+    async def _serve_host(self, workspace: Workspace, method: str, message: dict[str, Any]) -> None:
+        try:
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+            answer["result"] = await workspace.answer(method, message.get("params"))
+        except RequestError as error:
+            answer = {"jsonrpc": "2.0", "id": message["id"], "error": error.to_error_obj()}
+        await self._to_child(answer)
+
+    async def _read_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        while chunk := await self.process.stderr.read(4096):
+            self._stderr += chunk
+            if len(self._stderr) > STDERR_TAIL:
+                del self._stderr[: len(self._stderr) - STDERR_TAIL]
+
+    async def _child_gone(self, reason: str | None) -> None:
+        """The child closed its stdout (it exited, or broke the limit): answer what it left, then close."""
+        process = self.process
+        assert process is not None
+        if reason is not None:
+            self._kill_group()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), 5.0)
+        self._exited = True
+        if self._client_gone:
+            return  # the client left first: the connection is ending anyway
+        code = process.returncode
+        stderr = self._stderr.decode("utf-8", "replace").strip()
+        last = stderr.splitlines()[-1] if stderr else ""
+        why = reason or (f"the agent process exited (exit code {code})" + (f": {last}" if last else ""))
+        logger.warning("connection %s: %s", self.id, why)
+        for key, pending in list(self._pending.items()):
+            request_id = json.loads(key)
+            data = {"method": pending.method, "exitCode": code, "stderr": stderr[-STDERR_TAIL:]}
+            await self.transport.send(
+                {"jsonrpc": "2.0", "id": request_id, "error": {"code": AGENT_EXITED, "message": why, "data": data}}
+            )
+        self._pending.clear()
+        self._turns.clear()
+        self._idle.set()
+        await self._close(why)
+
+    # --- stopping ------------------------------------------------------------------------------------
+
+    def _kill_group(self, sig: signal.Signals = signal.SIGKILL) -> None:
+        process = self.process
+        if process is None:
+            return
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, sig)
+
+    async def _stop_child(self) -> None:
+        """Close the child's stdin; `SIGTERM` its group after `stop_seconds`, `SIGKILL` as long after."""
+        process = self.process
+        if process is None:
+            return
+        try:
+            if process.returncode is None:
+                if process.stdin is not None:
+                    process.stdin.close()
+                for sig in (signal.SIGTERM, signal.SIGKILL):
+                    try:
+                        await asyncio.wait_for(process.wait(), self.command.stop_seconds)
+                        break
+                    except TimeoutError:
+                        logger.info("connection %s: the agent did not exit: %s", self.id, sig.name)
+                        self._kill_group(sig)
+                await process.wait()
+        finally:
+            self._kill_group()  # whatever it started in its group goes with it
