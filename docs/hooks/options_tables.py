@@ -61,7 +61,7 @@ def options_table(path: str) -> str:
         lines = ["| keyword | default | meaning |", "|---|---|---|"]
         lines += [f"| `{n}` | {cell(_default(cls, n))} | {cell(d)} |" for n, _, d in field_docs(cls)]
     else:
-        own = set(cls.__dict__.get("__annotations__", {}))
+        own = set(inspect.get_annotations(cls))
         lines = ["| keyword | type | meaning |", "|---|---|---|"]
         lines += [f"| `{n}` | `{cell(t)}` | {cell(d)} |" for n, t, d in field_docs(cls) if n in own]
     return "\n".join(lines)
