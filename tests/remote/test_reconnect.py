@@ -25,7 +25,16 @@ from acpkit_core.testing import AcpTestClient
 from cutproxy import CutProxy
 from replicas import Replica, replica
 
-pytestmark = [pytest.mark.timeout(240)]
+pytestmark = [
+    pytest.mark.timeout(240),
+    # A GET stream the SDK's HTTP transport was opening when a cut came is cancelled mid-connect on
+    # close: httpx/anyio then leave its socket to the garbage collector (a ResourceWarning, not a leak
+    # that lasts). Only those two warnings are let through.
+    pytest.mark.filterwarnings("ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.filterwarnings(
+        "ignore:Exception ignored in. <function _SelectorTransport.__del__:pytest.PytestUnraisableExceptionWarning"
+    ),
+]
 
 AGENTS = Path(__file__).parent / "agents"
 TARGETS = {"pydantic": AGENTS / "reconnect_pydantic.py", "langgraph": AGENTS / "reconnect_langgraph.py"}
@@ -55,14 +64,18 @@ async def one_turn(client: AcpTestClient, proxy: CutProxy | None, cuts: list[int
     """A fresh session's turn, the connection cut after each count of updates in `cuts`."""
     sid = await client.new_session()
     turn = asyncio.ensure_future(client.prompt(PROMPT, session_id=sid))
+    loop = asyncio.get_running_loop()
     for count in cuts:
+        deadline = loop.time() + 30
         while len(client.updates.get(sid, [])) < count and not turn.done():
+            seen = len(client.updates.get(sid, []))
+            assert loop.time() < deadline, f"cuts {cuts}: update {count} never came ({seen} seen)"
             await asyncio.sleep(0.0005)
         if turn.done():
             break
         assert proxy is not None
         proxy.cut()
-    response = await asyncio.wait_for(turn, 60)
+    response = await asyncio.wait_for(turn, 30)
     return response.stop_reason, normalised(client.updates.get(sid, []))
 
 

@@ -3,8 +3,10 @@
 Editors that can only start a command (Zed, JetBrains) start `acpkit bridge wss://host/acp
 --token-file ~/.acp-token`: each JSON-RPC line from stdin goes to the remote agent, each message
 from it is written to stdout as one line. A line that is not JSON is answered -32700 here. When the
-editor closes stdin the remote connection ends (Streamable HTTP: `DELETE`); when the server goes
-away the bridge says so on stderr and exits 1.
+editor closes stdin the remote connection ends (Streamable HTTP: `DELETE`). A dropped connection is
+re-established with backoff and every session waiting for a turn re-attached after the last update
+the editor got ([`ResumingTransport`][acpkit_core.remote.ResumingTransport]); when the server stays
+away (about a minute of attempts) the bridge says so on stderr and exits 1.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ LINE_LIMIT = 64 << 20
 
 async def bridge(url: str, *, token: str | None) -> int:
     """Relay stdin/stdout to the agent at `url` until either side ends; returns the exit code."""
-    from ..remote.client import RemoteError, open_transport
+    from ..remote.client import RemoteError
+    from ..remote.resume import ResumingTransport
 
     try:
-        transport: Any = await open_transport(url, token=token)
+        # a dropped connection is re-established and its sessions re-attached: the editor sees no gap
+        transport: Any = await ResumingTransport(url, token=token).start()
     except RemoteError as exc:
         print(f"acpkit bridge: {exc}", file=sys.stderr)
         return EXIT_CONNECT

@@ -46,10 +46,12 @@ async def connect_url(
     observers: list[Callable[[StreamEvent], None]] | None = None,
 ) -> AsyncGenerator[tuple[ClientSideConnection, RemoteAgent]]:
     """The SDK client connection to the agent at `url`; `AgentExited` (with the reason) when it cannot be reached."""
-    from ..remote.client import RemoteError, open_transport, read_token
+    from ..remote.client import RemoteError, read_token
+    from ..remote.resume import ResumingTransport
 
     try:
-        transport: Any = await open_transport(url, token=read_token(token_file))
+        # a dropped connection is re-established and its sessions re-attached (nothing said meanwhile is lost)
+        transport: Any = await ResumingTransport(url, token=read_token(token_file)).start()
     except RemoteError as exc:
         raise AgentExited(str(exc), 2) from None
     kwargs: dict[str, Any] = {"observers": list(observers)} if observers else {}

@@ -60,6 +60,7 @@ logger = logging.getLogger("acpkit_core.remote")
 CONNECTION_HEADER: Final = "Acp-Connection-Id"
 SESSION_HEADER: Final = "Acp-Session-Id"
 INITIALIZE_TIMEOUT: Final = 30.0
+WS_NORMAL: Final = 1000
 WS_GOING_AWAY: Final = 1001
 WS_TRY_AGAIN: Final = 1013
 WS_IDLE: Final = 4408
@@ -374,6 +375,8 @@ class Endpoint:
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
+                    if message.get("code") == WS_NORMAL:  # the client closed it on purpose: its turns end
+                        conn.cancel_turns()
                     break
                 refused = message.get(REFUSED_KEY)
                 if isinstance(refused, Refused):
@@ -401,6 +404,7 @@ class Endpoint:
         if conn is None or conn.principal != principal or not isinstance(conn.sse, SseRouter):
             return _error(404, f"unknown {CONNECTION_HEADER}")
         if request.method == "DELETE":
+            conn.cancel_turns()  # ended on purpose (a dropped client re-attaches instead): its turns end
             await self._drop(conn)
             return Response(status_code=202)
         if "text/event-stream" not in request.headers.get("accept", ""):

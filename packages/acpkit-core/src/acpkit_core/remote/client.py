@@ -55,9 +55,20 @@ def _refusal(url: str, status: int, body: str) -> RemoteError:
 class _OwningTransport:
     """The SDK's Streamable HTTP transport, and the HTTP client it uses, closed together."""
 
-    def __init__(self, inner: Any, client: httpx.AsyncClient) -> None:
-        self._inner = inner
-        self._client = client
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        from acp.http import create_http_stream
+
+        self._abandoned = False
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(30.0, read=None),
+            http2=url.startswith("https://"),
+            event_hooks={"request": [self._check]},
+        )
+        self._inner = create_http_stream(url, client=self._client, headers=headers)
+
+    async def _check(self, request: httpx.Request) -> None:
+        if self._abandoned and request.method == "DELETE":
+            raise httpx.RequestError("abandoned: the connection is not ended", request=request)
 
     async def send(self, message: dict[str, Any]) -> None:
         await self._inner.send(message)
@@ -70,6 +81,11 @@ class _OwningTransport:
             await self._inner.close()
         finally:
             await self._client.aclose()
+
+    async def abandon(self) -> None:
+        """Close without the `DELETE` (the connection dropped: its server-side state is left to the server)."""
+        self._abandoned = True
+        await self.close()
 
 
 async def open_transport(url: str, *, token: str | None = None) -> Any:
@@ -86,10 +102,7 @@ async def open_transport(url: str, *, token: str | None = None) -> Any:
         except OSError as exc:
             raise RemoteError(f"{url}: cannot connect: {exc.strerror or exc}") from None
     if url.startswith(("http://", "https://")):
-        from acp.http import create_http_stream
-
-        client = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None), http2=url.startswith("https://"))
-        return _OwningTransport(create_http_stream(url, client=client, headers=headers), client)
+        return _OwningTransport(url, headers)
     raise RemoteError(f"not a remote agent URL: {url!r} (use ws://, wss://, http:// or https://)")
 
 

@@ -18,9 +18,10 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import uuid
 from typing import Any, Final, cast
 
-from ..server.turn_log import RESUME_META, SEQ_META, TURN_ENDED
+from ..server.turn_log import PROMPT_META, RESUME_META, SEQ_META, TURN_ENDED
 from .client import open_transport
 
 __all__ = ["ResumingTransport"]
@@ -92,6 +93,11 @@ class ResumingTransport:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sent_at: dict[str, int] = {}
         """The last number seen in a session when its waiting prompt was sent."""
+        self._dropped = False
+        """The connection being re-attached dropped too (the attempt fails)."""
+        self.established = False
+        """`initialize` was answered: from then on a dropped connection is re-established (before,
+        a refusal or a drop is the caller's, as with the plain transport)."""
 
     async def start(self) -> ResumingTransport:
         """Connect (raises [`RemoteError`][acpkit_core.remote.RemoteError] as `open_transport` does)."""
@@ -112,7 +118,7 @@ class ResumingTransport:
                 await inner.send(message)
                 return
             except Exception as exc:
-                if self._closed:
+                if self._closed or not self.established:
                     raise
                 logger.info("sending to %s failed (%s): reconnecting", self.url, exc)
                 self._lost(inner)
@@ -134,7 +140,9 @@ class ResumingTransport:
                 task.cancel()
         if self._inner is not None:
             with contextlib.suppress(Exception):
-                await self._inner.close()
+                await asyncio.wait_for(self._inner.close(), 10.0)
+        if self._tasks:  # dropped connections being let go: what they hold is freed before this returns
+            await asyncio.wait(set(self._tasks), timeout=10.0)
         self._queue.put_nowait(None)
 
     def _outgoing(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -148,8 +156,13 @@ class ResumingTransport:
             elif method in ("session/load", "session/resume") and isinstance(params.get("sessionId"), str):
                 self._sessions[params["sessionId"]] = params
             elif method == "session/prompt" and isinstance(params.get("sessionId"), str):
-                self._prompts[params["sessionId"]] = request_id
-                self._sent_at[params["sessionId"]] = self.last_seq.get(params["sessionId"], 0)
+                # a key the server knows the prompt by: sent again after a reconnect, it is not run twice
+                session: str = params["sessionId"]
+                meta = cast("dict[str, Any]", params.get("_meta") or {})
+                message = {**message, "params": {**params, "_meta": {**meta, PROMPT_META: uuid.uuid4().hex}}}
+                self._requests[request_id] = message
+                self._prompts[session] = request_id
+                self._sent_at[session] = self.last_seq.get(session, 0)
         elif method is None and request_id is not None:  # the client's answer to the agent's request
             asked = self._asked.pop(request_id, None)
             if asked is not None:
@@ -191,8 +204,11 @@ class ResumingTransport:
                     waiter.set_result(message)
                 return
             request = self._requests.pop(request_id, None)
-            if request is not None:
-                self._answered(request, message)
+            if request is not None and request.get("method") == "initialize" and "result" in message:
+                self.established = True
+            if request is None:
+                return  # answered already (a prompt's turn answered through `_acpkit/turn_ended`)
+            self._answered(request, message)
             self._queue.put_nowait(message)
             return
         params = _params(message)
@@ -287,6 +303,12 @@ class ResumingTransport:
             if not waiter.done():
                 waiter.set_exception(ConnectionError("the connection dropped while re-attaching"))
         self._internal.clear()
+        if self._reconnecting is not None and inner is self._inner:
+            self._dropped = True  # the connection being re-attached: the attempt fails, another follows
+        if not self.established and not self._closed:  # never connected: nothing to resume
+            self._closed = True
+            self._queue.put_nowait(None)
+            return
         if self._closed or inner is not self._inner or self._reconnecting is not None:
             return
         self._ready.clear()
@@ -300,16 +322,18 @@ class ResumingTransport:
         delay = self.first_delay
         for attempt in range(1, self.max_attempts + 1):
             inner: Any = None
+            self._dropped = False
             try:
                 inner = await open_transport(self.url, token=self.token)
                 self._inner = inner
                 self._pump = asyncio.ensure_future(self._read(inner))
                 await self._reattach(inner)
+                if self._dropped or self._pump.done():
+                    raise ConnectionError("the connection dropped while re-attaching")
             except Exception as exc:  # refused, unreachable, or the SDK transport's own errors (HTTP status, ...)
                 logger.info("reconnect %d to %s failed: %s", attempt, self.url, exc)
                 if inner is not None:
-                    with contextlib.suppress(Exception):
-                        await inner.close()
+                    await self._close_quietly(inner)
             else:
                 self.reconnects += 1
                 self._reconnecting = None
@@ -379,8 +403,11 @@ class ResumingTransport:
 
     @staticmethod
     async def _close_quietly(transport: Any) -> None:
+        """Let a dropped connection go without telling the server (a Streamable HTTP `DELETE` would end
+        the turns the client is re-attaching to); what it held is freed."""
+        abandon = getattr(transport, "abandon", None)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(transport.close(), 10.0)
+            await asyncio.wait_for(abandon() if abandon is not None else transport.close(), 10.0)
 
     async def _send_quietly(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(Exception):

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate
+from acp.schema import PermissionOption, PromptResponse, RequestPermissionResponse, ToolCallUpdate
 
 from ..store import UpdateLogStore
 from .session_manager import SessionManager
-from .turn_log import SEQ_META, TURN_ENDED, Follower
+from .turn_log import SEQ_META, TURN_ENDED, Follower, answer_of_prompt
 
-__all__ = ["REATTACH_CAPABILITY", "capability", "follow", "seq_meta"]
+__all__ = ["REATTACH_CAPABILITY", "answer_resent", "capability", "follow", "seq_meta"]
 
 REATTACH_CAPABILITY = "acpkit.resume"
 """`agentCapabilities._meta` key saying the agent takes the cursor (`{"after": true, "turnEnded": ...}`)."""
@@ -30,6 +30,25 @@ def follow(sessions: SessionManager, session_id: str, after: int) -> bool:
     store = sessions.store
     if logs is None or not isinstance(store, UpdateLogStore):
         return False
+    send, ask, ended = _deliveries(sessions, session_id)
+    follower = Follower(logs, store, session_id, after, send=send, ask=ask, ended=ended)
+    sessions.outbox.follow(asyncio.ensure_future(follower.run()))
+    return True
+
+
+async def answer_resent(sessions: SessionManager, session_id: str, key: str, *, wait: float) -> PromptResponse | None:
+    """A prompt sent again after a reconnect: the answer of the turn its first sending started (the turn's
+    log sent to this client meanwhile), `None` when it started none (see `answer_of_prompt`)."""
+    logs = sessions.turn_logs
+    store = sessions.store
+    if logs is None or not isinstance(store, UpdateLogStore):
+        return None
+    send, ask, _ = _deliveries(sessions, session_id)
+    return await answer_of_prompt(logs, store, session_id, key, send=send, ask=ask, wait=wait)
+
+
+def _deliveries(sessions: SessionManager, session_id: str) -> tuple[Any, Any, Any]:
+    """How a follower reaches this connection's client: updates, permission questions, the turn's end."""
     outbox = sessions.outbox
 
     async def send(seq: int, wire: dict[str, Any]) -> None:
@@ -46,9 +65,7 @@ def follow(sessions: SessionManager, session_id: str, after: int) -> bool:
     async def ended(message: dict[str, Any]) -> None:
         await outbox.notify(TURN_ENDED, message)
 
-    follower = Follower(logs, store, session_id, after, send=send, ask=ask, ended=ended)
-    outbox.follow(asyncio.ensure_future(follower.run()))
-    return True
+    return send, ask, ended
 
 
 async def seq_meta(sessions: SessionManager, session_id: str) -> dict[str, Any] | None:

@@ -25,17 +25,18 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, cast
 
 import pydantic_core
 from acp import RequestError
-from acp.schema import RequestPermissionResponse
+from acp.schema import PromptResponse, RequestPermissionResponse
 
 from ..store import UpdateLogStore
 
 __all__ = [
     "DEFAULT_GRACE_SECONDS",
+    "PROMPT_META",
     "RESUME_META",
     "SEQ_META",
     "TURN_ENDED",
@@ -43,6 +44,8 @@ __all__ = [
     "LoggedClient",
     "TurnLog",
     "TurnLogs",
+    "answer_of_prompt",
+    "prompt_key",
     "resume_cursor",
 ]
 
@@ -52,6 +55,9 @@ SEQ_META: Final = "acpkit.seq"
 """`_meta` key of an update's number in its session's log (on each `session/update` of a turn)."""
 RESUME_META: Final = "acpkit.resume"
 """`_meta` key of `session/load` / `session/resume` asking to re-attach: `{"after": N}`."""
+PROMPT_META: Final = "acpkit.prompt"
+"""`_meta` key of a `session/prompt`'s key (a string the client makes up): the same prompt sent again
+after a reconnect is answered by the turn its first sending started, never run twice."""
 TURN_ENDED: Final = "_acpkit/turn_ended"
 """The notification a re-attached client gets when the turn ends: `{"sessionId", "seq", "response"}`
 (the `session/prompt` result) or `{"sessionId", "seq", "error"}` (its JSON-RPC error)."""
@@ -72,6 +78,17 @@ def resume_cursor(meta: dict[str, Any] | None) -> int | None:
     if not isinstance(after, int) or isinstance(after, bool) or after < 0:
         raise RequestError.invalid_params({"details": f'_meta["{RESUME_META}"] must be {{"after": N}}, N >= 0'})
     return after
+
+
+def prompt_key(meta: Mapping[str, Any] | None) -> str | None:
+    """The key of `_meta["acpkit.prompt"]`, `None` without one; a bad one is -32602."""
+    if not meta or PROMPT_META not in meta:
+        return None
+    key: object = meta[PROMPT_META]
+    if not isinstance(key, str) or not 0 < len(key) <= 200:
+        details = f'_meta["{PROMPT_META}"] must be a string of 1 to 200 characters'
+        raise RequestError.invalid_params({"details": details})
+    return key
 
 
 def _encode(entry: dict[str, Any]) -> str:
@@ -114,8 +131,13 @@ class TurnLog:
         *,
         cancel: Callable[[], None],
         flush_seconds: float,
+        prompt_key: str | None = None,
     ) -> None:
         self.logs = logs
+        self.prompt_key = prompt_key
+        """The key the client gave the turn's prompt (written with the turn's beginning)."""
+        self.started = False
+        """The turn holds its session and its beginning is logged (a turn refused before has no entry)."""
         self.store = store
         self.session_id = session_id
         self.last = 0
@@ -150,7 +172,8 @@ class TurnLog:
         self.last = self.flushed = await self.store.log_last(self.session_id)
         await self.store.log_trim(self.session_id, self.last)
         self.logs.running[self.session_id] = self
-        self.append({"begin": True})
+        self.started = True
+        self.append({"begin": True} if self.prompt_key is None else {"begin": True, "prompt": self.prompt_key})
         await self.flush()
         self._task = asyncio.ensure_future(self._loop())
 
@@ -280,6 +303,9 @@ class TurnLog:
 
     async def end(self, entry: dict[str, Any]) -> None:
         """The turn's answer (or error): logged, written, and the log stops."""
+        if not self.started:  # refused before it held the session: the log is another turn's
+            self.ended = True
+            return
         self.append(entry)
         self.ended = True
         if self.logs.running.get(self.session_id) is self:
@@ -377,7 +403,10 @@ class Follower:
             local.followers += 1
             local.takeover_local()
         else:
-            tail = await self.store.log_read(self.session_id, max(self.after - 1, 0))
+            # The store's last entry says whether a turn runs (on another replica): the client may be
+            # ahead of the store (it saw updates not written yet), never past a turn's end it has not seen.
+            last = await self.store.log_last(self.session_id)
+            tail = await self.store.log_read(self.session_id, last - 1) if last else []
             if not tail or (tail[-1][0] <= self.after and _is_end(json.loads(tail[-1][1]))):
                 return  # no turn to follow: the client has everything
         try:
@@ -454,3 +483,51 @@ class Follower:
         await self.store.log_answer(
             self.session_id, f"answer:{qid}", response.model_dump_json(by_alias=True, exclude_none=True)
         )
+
+
+async def answer_of_prompt(
+    logs: TurnLogs,
+    store: UpdateLogStore,
+    session_id: str,
+    key: str,
+    *,
+    send: Callable[[int, dict[str, Any]], Awaitable[None]],
+    ask: Callable[[dict[str, Any]], Awaitable[RequestPermissionResponse]],
+    wait: float = 5.0,
+) -> PromptResponse | None:
+    """The answer of the turn prompt `key` started, its log sent from its beginning meanwhile (`send`,
+    `ask`: as a [`Follower`][acpkit_core.server.turn_log.Follower]'s; the client drops what it has
+    by number); `None` when no turn of the session's log began with it (looked for during `wait`
+    seconds: its first sending may be starting)."""
+    deadline = time.monotonic() + wait
+    while True:
+        entries = await store.log_read(session_id, 0)
+        local = logs.running.get(session_id)
+        if local is not None:
+            entries.extend(local.pending_after(entries[-1][0] if entries else 0) or ())
+        begin = next((seq for seq, text in entries if _began_by(text, key)), None)
+        if begin is not None:
+            break
+        if time.monotonic() >= deadline:
+            return None
+        await asyncio.sleep(logs.poll_seconds)
+    answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    async def ended(message: dict[str, Any]) -> None:
+        if not answer.done():
+            answer.set_result(message)
+
+    await Follower(logs, store, session_id, begin, send=send, ask=ask, ended=ended).run()
+    message = answer.result() if answer.done() else {"error": _STOPPED}
+    error = message.get("error")
+    if isinstance(error, dict):
+        error = cast("dict[str, Any]", error)
+        raise RequestError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
+    return PromptResponse.model_validate(message.get("response") or {})
+
+
+def _began_by(text: str, key: str) -> bool:
+    if '"begin"' not in text:
+        return False
+    entry = json.loads(text)
+    return bool(entry.get("begin")) and entry.get("prompt") == key

@@ -7,7 +7,7 @@ import functools
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
@@ -42,12 +42,13 @@ from ._boundary import TurnFailed
 from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_size, prompt_title
 from .commands import available_commands, match_command
 from .file_changes import FileLedger
+from .reattach import answer_resent
 from .recording import TurnRecorder, interruption_updates, new_owner
 from .rewinding import Rewinder, rewind_hint
 from .session_manager import SessionManager
 from .sessions import LiveSession
 from .turn import ServerTurn
-from .turn_log import SEQ_META, LoggedClient, TurnLog
+from .turn_log import SEQ_META, LoggedClient, TurnLog, prompt_key
 
 __all__ = ["CANCEL_GRACE_S", "USAGE_META_KEY", "PromptBlock", "TurnRunner", "prompt_response"]
 
@@ -136,7 +137,11 @@ class TurnRunner:
         session_options = self.sessions.session_options
         options = prompt_options(meta, models=[m.id for m in session_options.models])
         outbox = self.sessions.outbox
-        log = self._new_log(session_id)
+        log = self._new_log(session_id, key := prompt_key(meta))
+        if log is not None and key is not None:  # sent again after a reconnect: the turn it started answers
+            answer = await answer_resent(self.sessions, session_id, key, wait=0.0)
+            if answer is not None:
+                return answer
         probe = self._probe(session_id, meta)
         send = functools.partial(outbox.send, session_id)
         emitter = TurnEmitter(
@@ -182,15 +187,15 @@ class TurnRunner:
         live.idle.clear()
         began = memory.turn_began()
 
+        on_lease = functools.partial(self._start_log, log) if log is not None else None
+
         async def body() -> PromptResponse:
             try:
-                if log is not None:
-                    await self._start_log(log)
                 await first_stage_done()  # what the warm-up is building, the turn would build again beside it
                 if probe is None:
-                    response = await self._run(live, turn, blocks, command)
+                    response = await self._run(live, turn, blocks, command, on_lease)
                 else:
-                    response = await _observed(probe, self._run(live, turn, blocks, command))
+                    response = await _observed(probe, self._run(live, turn, blocks, command, on_lease))
             except RequestError as exc:
                 if log is not None:
                     await log.end({"error": {"code": exc.code, "message": str(exc), "data": exc.data}})
@@ -215,13 +220,19 @@ class TurnRunner:
             response = await body()
         else:
             # The turn outlives its request's task: a client that drops its connection can re-attach.
-            response = await asyncio.shield(asyncio.ensure_future(body()))
+            try:
+                response = await asyncio.shield(asyncio.ensure_future(body()))
+            except SessionBusyError:
+                # A prompt sent again after a reconnect may find its first sending's turn just starting.
+                if key is None or (answer := await answer_resent(self.sessions, session_id, key, wait=5.0)) is None:
+                    raise
+                return answer
         retry, live.retry = live.retry, None
         if retry:  # `/retry` undid the last prompt: it runs again, as this request's turn
             return await self.prompt(session_id, retry)
         return response
 
-    def _new_log(self, session_id: str) -> TurnLog | None:
+    def _new_log(self, session_id: str, key: str | None) -> TurnLog | None:
         """The turn's numbered log when the server keeps one (`acpkit serve` with a store that can)."""
         logs = self.sessions.turn_logs
         store = self.sessions.store
@@ -232,6 +243,7 @@ class TurnRunner:
             store,
             session_id,
             cancel=functools.partial(self.cancel, session_id),
+            prompt_key=key,
             flush_seconds=min(self.options.transcript_flush_ms, 50.0) / 1000.0,
         )
         log.on_takeover = self.sessions.outbox.on_takeover
@@ -309,6 +321,7 @@ class TurnRunner:
         turn: ServerTurn,
         blocks: Sequence[PromptBlock | dict[str, Any]],
         command: tuple[Command, str] | None,
+        on_lease: Callable[[], Awaitable[None]] | None = None,
     ) -> PromptResponse:
         session = live.session
         emitter = turn.emit
@@ -325,6 +338,8 @@ class TurnRunner:
         turn.recorder = recorder
         try:
             began = await store.begin_turn(session.id, self.owner)
+            if on_lease is not None:  # the turn holds the session now: its log starts (never beside another's)
+                await on_lease()
             if began.version != live.version or session.history.unloaded:
                 # Another process ran turns of this session meanwhile, or the runner did not keep the history.
                 await self.sessions.reload_state(live)
