@@ -303,6 +303,8 @@ class TurnLog:
 
     async def end(self, entry: dict[str, Any]) -> None:
         """The turn's answer (or error): logged, written, and the log stops."""
+        if self.ended:
+            return
         if not self.started:  # refused before it held the session: the log is another turn's
             self.ended = True
             return

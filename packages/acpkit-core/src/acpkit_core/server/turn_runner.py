@@ -196,6 +196,11 @@ class TurnRunner:
                     response = await self._run(live, turn, blocks, command, on_lease)
                 else:
                     response = await _observed(probe, self._run(live, turn, blocks, command, on_lease))
+                if log is not None and live.retry is None:
+                    # the end's number: a client's cursor after the turn (logged before the turn counts as
+                    # ended: a server draining waits for that, then closes the connections)
+                    response = _numbered(response, log.last + 1)
+                    await log.end({"end": response.model_dump(mode="json", by_alias=True, exclude_none=True)})
             except RequestError as exc:
                 if log is not None:
                     await log.end({"error": {"code": exc.code, "message": str(exc), "data": exc.data}})
@@ -211,9 +216,6 @@ class TurnRunner:
                 _release_after_big_turn(size, memory.turn_grew(began), session.history.unloaded)
                 if log is not None:
                     outbox.logs.pop(session_id, None)
-            if log is not None and live.retry is None:
-                response = _numbered(response, log.last + 1)  # the end's number: a client's cursor after the turn
-                await log.end({"end": response.model_dump(mode="json", by_alias=True, exclude_none=True)})
             return response
 
         if log is None:
