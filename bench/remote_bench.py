@@ -21,6 +21,11 @@ for some figures). The header prints the load average: wall times move with othe
 4. and 5. One replica, `--attack-sessions` WebSocket sessions streaming at once: time to first
    update and RSS per idle session, quiet and then under attack (2,000 half-open sockets, 10 clients
    that never read), with the peak RSS against the documented worst case (`bench/_attack.py`).
+6. Reconnect: a proxy (`bench/_cutproxy.py`) cuts the client's TCP connection mid-turn (the server runs
+   on); the reconnecting client (`ResumingTransport`) re-attaches with `session/resume` after the last
+   update number it saw. Over WebSocket and Streamable HTTP, `--reconnect-runs` runs each: p50 and
+   max of the time from the cut to the first missed update replayed, and the runs whose transcript
+   has no gap (the update numbers the client saw are contiguous, every chunk there).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -40,11 +46,14 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import httpx
 import websockets
 from _attack import attack_figures
+from _cutproxy import CutProxy, cut_proxy
 from _ws_raw import RawWebSocket
+from acpkit_core.remote import ResumingTransport
 
 AGENT = Path(__file__).parent / "_remote_agent.py"
 _SERVING = re.compile(rb"on (ws://127\.0\.0\.1:\d+/acp)")
@@ -494,6 +503,122 @@ async def failover(store: str) -> float:
             return time.perf_counter() - killed
 
 
+# --- 6. reconnect -------------------------------------------------------------------------------
+
+RECONNECT_CHUNKS = 100
+"""Chunks of each cut turn, `RECONNECT_PAUSE_MS` apart (about half a second of streaming)."""
+RECONNECT_PAUSE_MS = 5
+RECONNECT_CUT_AFTER = 30
+"""The connection is cut as the client receives this chunk of the turn."""
+SEQ = "acpkit.seq"
+
+
+class NotingTransport(ResumingTransport):
+    """The reconnecting client transport, noting the last update number it had from each connection
+    when it found that connection dropped (what came after is replayed by the next one)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.seen_at_drop: list[dict[str, int]] = []
+
+    async def _reconnect(self, old: Any) -> None:
+        self.seen_at_drop.append(dict(self.last_seq))  # nothing more is taken from the old connection
+        await super()._reconnect(old)
+
+
+async def _received(transport: ResumingTransport) -> dict[str, Any]:
+    message = await transport.receive()
+    if message is None:
+        raise RuntimeError("the reconnecting transport gave up")
+    return message
+
+
+@dataclass
+class Reconnect:
+    """One cut turn."""
+
+    replayed: float
+    """Seconds from the cut to the first update numbered after the last one the cut connection gave."""
+    whole: bool
+    """The update numbers the client saw are contiguous (after dedupe) and every chunk is there."""
+
+
+async def reconnect_run(
+    transport: NotingTransport, proxy: CutProxy, ids: itertools.count[int], prompt: str, cut_after: int | None
+) -> Reconnect:
+    """A fresh session's turn of `prompt`; the connection is cut as its chunk `cut_after` arrives."""
+    new = _new(next(ids))
+    await transport.send(new)
+    while (answer := await _received(transport)).get("id") != new["id"]:
+        pass
+    sid = answer["result"]["sessionId"]
+    request = _prompt(next(ids), sid, prompt)
+    await transport.send(request)
+    seqs: set[int] = set()
+    chunks = 0
+    cut_at = replayed = None
+    drops = len(transport.seen_at_drop)
+    while (message := await _received(transport)).get("id") != request["id"]:
+        params = message.get("params") or {}
+        if message.get("method") != "session/update" or params.get("sessionId") != sid:
+            continue
+        seq = (params.get("_meta") or {}).get(SEQ)
+        if not isinstance(seq, int) or seq in seqs:
+            continue
+        now = time.perf_counter()
+        seqs.add(seq)
+        chunks += params["update"]["sessionUpdate"] == "agent_message_chunk"
+        if cut_at is None and chunks == cut_after:
+            cut_at = now
+            proxy.cut()
+        elif (
+            cut_at is not None
+            and replayed is None
+            and len(transport.seen_at_drop) > drops
+            and seq > transport.seen_at_drop[drops].get(sid, 0)
+        ):
+            replayed = now - cut_at
+    assert message.get("result", {}).get("stopReason") == "end_turn", message
+    if cut_after is not None and replayed is None:
+        raise RuntimeError("the cut connection was not replaced, or nothing was replayed")
+    expected = int(prompt.split()[0])
+    whole = bool(seqs) and sorted(seqs) == list(range(min(seqs), max(seqs) + 1)) and chunks == expected
+    return Reconnect(replayed or 0.0, whole)
+
+
+async def reconnect_figures(args: argparse.Namespace, store: str) -> None:
+    cut, chunks, pause = RECONNECT_CUT_AFTER, RECONNECT_CHUNKS, RECONNECT_PAUSE_MS
+    prompt = f"{chunks} pause {pause}"
+    print(f"\n6. reconnect: a proxy cuts the client's TCP connection mid-turn (the server runs on), as chunk {cut}")
+    print(f"   of {chunks} ({pause} ms apart) arrives; the client (`ResumingTransport`) reconnects, sends `initialize`")
+    print("   and `session/resume` after the last update number it saw.")
+    print(f"   replayed: ms from the cut to the first missed update arriving, over {args.reconnect_runs} runs; no gap:")
+    print("   runs whose update numbers are contiguous (after dedupe) with every chunk there; reconnects: the")
+    print("   connections the client re-established (one per cut)")
+    print(f"   {'transport':<20}{'p50 ms':>9}{'max ms':>9}{'no gap':>9}{'reconnects':>12}")
+    async with serve(store) as (_, url):
+        target = urlparse(url)
+        async with cut_proxy(target.hostname or "127.0.0.1", target.port or 0) as proxy:
+            for name, scheme in (("WebSocket", "ws"), ("Streamable HTTP", "http")):
+                transport = await NotingTransport(proxy.url(scheme)).start()
+                try:
+                    ids = itertools.count(1)
+                    await transport.send(INIT)
+                    while (await _received(transport)).get("id") != INIT["id"]:
+                        pass
+                    await reconnect_run(transport, proxy, ids, "10", None)  # warm up, no cut
+                    runs = [
+                        await asyncio.wait_for(reconnect_run(transport, proxy, ids, prompt, cut), 60)
+                        for _ in range(args.reconnect_runs)
+                    ]
+                finally:
+                    await transport.close()
+                replayed = [r.replayed for r in runs]
+                whole = f"{sum(r.whole for r in runs)}/{len(runs)}"
+                p50, worst = pct(replayed, 0.5), max(replayed) * 1000
+                print(f"   {name:<20}{p50:>9.1f}{worst:>9.1f}{whole:>9}{transport.reconnects:>12}")
+
+
 # --- main ---------------------------------------------------------------------------------------
 
 
@@ -516,6 +641,9 @@ async def main(args: argparse.Namespace) -> None:
         if "4" in args.only or "5" in args.only:
             await attack_figures(args, serve, str(Path(tmp) / "attack.sqlite3"))
 
+        if "6" in args.only:
+            await reconnect_figures(args, str(Path(tmp) / "reconnect.sqlite3"))
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -527,10 +655,11 @@ if __name__ == "__main__":
     parser.add_argument("--attack-sessions", type=int, default=1000)
     parser.add_argument("--attack-chunks", type=int, default=20)
     parser.add_argument("--attack-runs", type=int, default=2)
-    parser.add_argument("--only", default="12345", help="the figures to measure, e.g. `1` or `23`")
+    parser.add_argument("--reconnect-runs", type=int, default=20)
+    parser.add_argument("--only", default="123456", help="the figures to measure, e.g. `1` or `23`")
     parser.add_argument("--quick", action="store_true", help="small numbers: checks every figure runs")
     ns = parser.parse_args()
     if ns.quick:
         ns.chunks, ns.runs, ns.sessions, ns.load_chunks, ns.load_runs = 300, 1, 20, 10, 1
-        ns.attack_sessions, ns.attack_chunks, ns.attack_runs = 50, 5, 1
+        ns.attack_sessions, ns.attack_chunks, ns.attack_runs, ns.reconnect_runs = 50, 5, 1, 3
     asyncio.run(main(ns))
