@@ -557,7 +557,7 @@ class Endpoint:
     async def _close_stalled(self, conn: RemoteConnection, idle: float) -> None:
         """The client took nothing for `idle` seconds: its turns are cancelled (and recorded), then it is closed."""
         self.stalled += 1
-        conn.silenced = True  # nothing more can reach it: what the agent still sends is dropped
+        conn.silence()  # nothing more can reach it: what the agent still sends is dropped
         cancelled = conn.cancel_turns()
         if cancelled:
             with contextlib.suppress(TimeoutError):

@@ -159,6 +159,7 @@ class ChildConnection(RemoteConnection):
         self.outbound = None
         self.on_close = None
         self.silenced = False
+        self.detached = False  # a child's turns end with its connection (no update log to re-attach to)
         self._deliver_to = deliver
         self._task = None
         self.command = command
@@ -206,6 +207,10 @@ class ChildConnection(RemoteConnection):
     def admit(self, admission: Admission) -> None:
         """Check sessions and turns against `admission` before they reach the child."""
         self._admission = admission
+
+    def silence(self) -> None:
+        """Send nothing more to the client (the child's messages to it are dropped)."""
+        self.silenced = True
 
     def cancel_turns(self) -> int:
         """Send the child `session/cancel` for every running turn; how many there were."""

@@ -376,6 +376,12 @@ class RemoteConnection:
         with contextlib.suppress(asyncio.CancelledError):
             await self.turns_ended()
 
+    def silence(self) -> None:
+        """Send nothing more to the client (it takes nothing): its turns' logged updates are only logged."""
+        self.silenced = True
+        for log in self.agent.outbox.logs.values():
+            log.detach()
+
     def _superseded(self) -> None:
         """The client re-attached to one of this connection's turns elsewhere: nothing more goes to this one."""
         self.silenced = True
