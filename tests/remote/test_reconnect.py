@@ -14,6 +14,7 @@ The cut points come from a seeded RNG; a failure prints the seed and the points.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from acp import RequestError
 from acpkit_core.testing import AcpTestClient
 from cutproxy import CutProxy
 from replicas import Replica, replica
@@ -138,3 +140,34 @@ async def test_cuts_across_two_replicas_on_postgres(
     """Every reconnect goes to the other replica: the turn runs on one, the client follows it from the other."""
     async with replica(postgres, args=tokens, target=target) as a, replica(postgres, args=tokens, target=target) as b:
         await _cut_many([a, b], scheme, f"{target.stem}-{scheme}-pg")
+
+
+async def test_a_dropped_clients_turn_still_counts_against_its_principals_quota(
+    tmp_path: Path, tokens: list[str]
+) -> None:
+    """Dropping a connection frees no quota while its turn runs on, detached: dropping and
+    reconnecting cannot pile up turns past `--max-turns-per-principal`."""
+    target = Path(__file__).parent / "agents" / "flood_target.py"
+    args = [*tokens, "--max-turns-per-principal", "1"]
+    async with replica(str(tmp_path / "s.sqlite3"), args=args, target=target) as server:
+        address = urlparse(server.url)
+        proxy = await CutProxy(address.hostname or "127.0.0.1", address.port or 0).start()
+        try:
+            with contextlib.suppress(Exception):
+                async with AcpTestClient.connect_url(proxy.url("ws"), token=TOKEN) as dropped:
+                    await dropped.initialize()
+                    sid = await dropped.new_session()
+                    turn = asyncio.ensure_future(dropped.prompt("say started\nsleep 30", session_id=sid))
+                    while "started" not in str(dropped.updates.get(sid)):
+                        await asyncio.sleep(0.01)
+                    proxy.cut()
+                    with contextlib.suppress(Exception):
+                        await turn
+            async with AcpTestClient.connect_url(server.url, token=TOKEN) as other:
+                await other.initialize()
+                other_sid = await other.new_session()
+                with pytest.raises(RequestError) as refused:
+                    await other.prompt("say hi", session_id=other_sid)
+                assert refused.value.code == -32600 and "max_turns_per_principal=1" in str(refused.value.data)
+        finally:
+            await proxy.close()

@@ -210,7 +210,8 @@ class Endpoint:
         self.stalled = 0
         """Connections closed because their client took nothing for `idle_seconds` (since start)."""
         self.detached: set[RemoteConnection] = set()
-        """Connections whose client left while turns ran: the turns go on, waiting for it to re-attach."""
+        """Connections whose client left while turns ran: the turns go on (a dropped client's, waiting
+        for it to re-attach) and count against the caps until they end."""
         self._reaper: asyncio.Task[None] | None = None
         self._closing: dict[str, asyncio.Task[None]] = {}
         """Stalled connections being closed (their turns get time to end), by id."""
@@ -277,7 +278,7 @@ class Endpoint:
         if self.draining:
             self._refused("draining")
             return _error(503, "the server is shutting down: connect to another replica", {"Retry-After": "1"})
-        if len(self.connections) >= self.limits.max_connections:
+        if len(self.connections) + len(self.detached) >= self.limits.max_connections:
             self._refused("max_connections")
             limit = self.limits.max_connections
             return _error(503, f"too many connections: this server holds at most {limit} (max_connections)")
@@ -315,20 +316,26 @@ class Endpoint:
 
     def _forget(self, conn: RemoteConnection) -> None:
         self.connections.pop(conn.id, None)
-        self.quotas.remove(conn)
+        task = conn.task
+        if conn.busy and task is not None and not task.done():
+            # Its turns run on (detached for a client that dropped, or ending): they count against
+            # the caps (max_connections, the principal's quotas) until they end, so dropping
+            # connections cannot pile up turns past them.
+            self.detached.add(conn)
+
+            def ended(_: object) -> None:
+                self.detached.discard(conn)
+                self.quotas.remove(conn)
+
+            task.add_done_callback(ended)
+        else:
+            self.quotas.remove(conn)
 
     async def _drop(self, conn: RemoteConnection) -> None:
         self._forget(conn)
         if isinstance(conn.sse, SseRouter):
             conn.sse.end()  # its GET streams end too (after what is already waiting)
         await conn.finish()
-        self._keep_detached(conn)
-
-    def _keep_detached(self, conn: RemoteConnection) -> None:
-        task = conn.task
-        if conn.detached and task is not None and not task.done():
-            self.detached.add(conn)
-            task.add_done_callback(lambda _: self.detached.discard(conn))
 
     # --- WebSocket ------------------------------------------------------------------------------
 
@@ -576,7 +583,6 @@ class Endpoint:
         if conn.on_close is not None:
             await conn.on_close(code, reason)
         await conn.finish()
-        self._keep_detached(conn)
 
     async def drain(self, grace_seconds: float) -> None:
         """Stop taking connections, let running turns end for up to `grace_seconds`, then cancel them.
