@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import random
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import httpx
 import pytest
 from acp import RequestError
 from acpkit_core.testing import AcpTestClient
@@ -171,3 +173,109 @@ async def test_a_dropped_clients_turn_still_counts_against_its_principals_quota(
                 assert refused.value.code == -32600 and "max_turns_per_principal=1" in str(refused.value.data)
         finally:
             await proxy.close()
+
+
+class _Sse:
+    """One SSE stream read in the background: its events as (id, message)."""
+
+    def __init__(self, http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> None:
+        self.events: list[tuple[int | None, dict[str, Any]]] = []
+        self.status = 0
+        self._task = asyncio.ensure_future(self._read(http, url, headers))
+
+    async def _read(self, http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> None:
+        with contextlib.suppress(httpx.HTTPError):  # (the stream is cut when its client closes)
+            await self._read_all(http, url, headers)
+
+    async def _read_all(self, http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> None:
+        async with http.stream("GET", url, headers={"Accept": "text/event-stream", **headers}) as response:
+            self.status = response.status_code
+            event_id: int | None = None
+            async for line in response.aiter_lines():
+                if line.startswith("id: "):
+                    event_id = int(line[4:])
+                elif line.startswith("data: "):
+                    self.events.append((event_id, json.loads(line[6:])))
+                    event_id = None
+
+    async def until(self, found: Any) -> dict[str, Any]:
+        for _ in range(2000):
+            for _, message in self.events:
+                if found(message):
+                    return message
+            await asyncio.sleep(0.005)
+        error = self._task.exception() if self._task.done() and not self._task.cancelled() else None
+        raise AssertionError(f"not seen in {self.events} (HTTP {self.status}, {error!r})")
+
+    def close(self) -> None:
+        self._task.cancel()
+
+
+def _text(message: dict[str, Any]) -> str:
+    update = message.get("params", {}).get("update", {})
+    return (
+        str(update.get("content", {}).get("text", "")) if update.get("sessionUpdate") == "agent_message_chunk" else ""
+    )
+
+
+async def test_streamable_http_takes_a_session_stream_up_after_its_last_event_id(
+    tmp_path: Path, tokens: list[str]
+) -> None:
+    """Streamable HTTP's own way: a new connection reopens the session (no cursor) and GETs its stream
+    with `Last-Event-ID` (the number of the last update seen): the rest of the turn, then its end."""
+    target = Path(__file__).parent / "agents" / "flood_target.py"
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    async with replica(str(tmp_path / "s.sqlite3"), args=tokens, target=target) as server:
+        url = server.http_url
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+        async with httpx.AsyncClient(timeout=30) as first:
+            conn = {
+                **auth,
+                "Acp-Connection-Id": (await first.post(url, json=init, headers=auth)).headers["Acp-Connection-Id"],
+            }
+            main = _Sse(first, url, conn)
+            new = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/new",
+                "params": {"cwd": str(tmp_path), "mcpServers": []},
+            }
+            assert (await first.post(url, json=new, headers=conn)).status_code == 202
+            sid = (await main.until(lambda m: m.get("id") == 1))["result"]["sessionId"]
+            stream = _Sse(first, url, {**conn, "Acp-Session-Id": sid})
+            words = "\n".join(f"say w{i}\nsleep 0.05" for i in range(20))
+            prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                      "params": {"sessionId": sid, "prompt": [{"type": "text", "text": words}]}}  # fmt: skip
+            assert (await first.post(url, json=prompt, headers={**conn, "Acp-Session-Id": sid})).status_code == 202
+            while not any(_text(m) == "w5" for _, m in [*main.events, *stream.events]):  # (either stream)
+                await asyncio.sleep(0.005)
+            seen = [(i, m) for i, m in [*main.events, *stream.events] if i is not None]
+            last = max(i for i, _ in seen)
+            assert [i for i, _ in seen] == list(range(seen[0][0], last + 1))  # numbered in order, no gap
+            main.close()
+            stream.close()  # the client drops (no DELETE): the turn goes on, detached
+        async with httpx.AsyncClient(timeout=30) as second:
+            conn = {
+                **auth,
+                "Acp-Connection-Id": (await second.post(url, json=init, headers=auth)).headers["Acp-Connection-Id"],
+            }
+            main = _Sse(second, url, conn)
+            resume = {"jsonrpc": "2.0", "id": 3, "method": "session/resume",
+                      "params": {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []}}  # fmt: skip
+            assert (await second.post(url, json=resume, headers={**conn, "Acp-Session-Id": sid})).status_code == 202
+            await main.until(lambda m: m.get("id") == 3)
+            bad = await second.get(
+                url, headers={**conn, "Acp-Session-Id": sid, "Last-Event-ID": "x1", "Accept": "text/event-stream"}
+            )
+            assert bad.status_code == 400 and "Last-Event-ID" in bad.text
+            stream = _Sse(second, url, {**conn, "Acp-Session-Id": sid, "Last-Event-ID": str(last)})
+            ended = await stream.until(lambda m: m.get("method") == "_acpkit/turn_ended")
+            assert not [m for i, m in main.events if i is not None]  # all of it on the session's stream
+            main.close()
+            stream.close()
+    assert ended["params"]["response"]["stopReason"] == "end_turn"
+    replayed = [m for i, m in stream.events if i is not None]
+    numbers = [i for i, _ in stream.events if i is not None]
+    assert numbers == list(range(last + 1, last + 1 + len(numbers)))  # every update after the last seen, once
+    said = [_text(m) for m in [*(m for _, m in seen), *replayed] if _text(m)]
+    assert said == [f"w{i}" for i in range(20)]  # the whole turn across both connections, nothing twice

@@ -43,6 +43,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from ..server import AcpAgent
+from ..server.turn_log import SEQ_META
 from ..telemetry import Telemetry
 from .auth import Tokens, origin_allowed
 from .budget import Account, InflightBudget
@@ -132,6 +133,15 @@ def _error(status: int, message: str, headers: Mapping[str, str] | None = None) 
 
 
 UNAUTHORIZED: Final = "unauthorized: send Authorization: Bearer <token>"
+
+
+def _event(message: dict[str, Any]) -> bytes:
+    """One SSE event; a turn's numbered update carries its number as the event's id (for `Last-Event-ID`)."""
+    params = message.get("params")
+    meta: object = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
+    seq: object = cast("dict[str, Any]", meta).get(SEQ_META) if isinstance(meta, dict) else None
+    head = b"event: message\n" if not isinstance(seq, int) else b"id: %d\nevent: message\n" % seq
+    return head + b"data: " + _json(message) + b"\n\n"
 
 
 def _json(message: dict[str, Any]) -> bytes:
@@ -429,6 +439,13 @@ class Endpoint:
         if outbox.attached:
             which = "this connection's" if session is None else "this session's"
             return _error(409, f"{which} stream is already open (one GET stream each)")
+        after = request.headers.get("last-event-id")
+        if after is not None and session is not None:
+            # the session's stream taken up after the last update the client saw (its number: the event id)
+            if not after.isdigit():
+                return _error(400, "Last-Event-ID must be the number of the last update seen (the event's id)")
+            if not conn.follow(session, int(after)):
+                return _error(400, "this server keeps no update log (--reconnect-grace 0): Last-Event-ID is not served")
         outbox.attached = True
         return StreamingResponse(router.stream(outbox, session), media_type="text/event-stream", headers=headers)
 
@@ -523,7 +540,7 @@ class Endpoint:
             if "method" not in msg and (waiter := router.waiting.pop(json.dumps(msg.get("id")), None)):
                 waiter.set_result(msg)
                 return
-            await router.route(msg).put(b"event: message\ndata: " + _json(msg) + b"\n\n")
+            await router.route(msg).put(_event(msg))
 
         conn = self._new_connection(deliver, principal, account, "http", peer)
         conn.sse = router

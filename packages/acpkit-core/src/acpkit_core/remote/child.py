@@ -208,6 +208,10 @@ class ChildConnection(RemoteConnection):
         """Check sessions and turns against `admission` before they reach the child."""
         self._admission = admission
 
+    def follow(self, session_id: str, after: int) -> bool:
+        """A served command keeps no update log."""
+        return False
+
     def silence(self) -> None:
         """Send nothing more to the client (the child's messages to it are dropped)."""
         self.silenced = True

@@ -29,6 +29,7 @@ import pydantic_core
 
 from ..server import AcpAgent
 from ..server.jsonrpc import INVALID_REQUEST, Inbound, error_response, oversized
+from ..server.reattach import follow
 from ..server.session_manager import Admission
 from ..server.transport import PREFIX_BYTES, WRITE_WINDOW_MS, BigRequests, Oversized, classify
 from ..telemetry.observer import connection_probe
@@ -375,6 +376,10 @@ class RemoteConnection:
         logger.info("connection %s: the client left during %d turn(s); they go on detached", self.id, len(logs))
         with contextlib.suppress(asyncio.CancelledError):
             await self.turns_ended()
+
+    def follow(self, session_id: str, after: int) -> bool:
+        """Send this client the session's update log after `after` (`Last-Event-ID`); `False` without a log."""
+        return follow(self.agent.sessions, session_id, after)
 
     def silence(self) -> None:
         """Send nothing more to the client (it takes nothing): its turns' logged updates are only logged."""
