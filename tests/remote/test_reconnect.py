@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import random
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -279,3 +280,25 @@ async def test_streamable_http_takes_a_session_stream_up_after_its_last_event_id
     assert numbers == list(range(last + 1, last + 1 + len(numbers)))  # every update after the last seen, once
     said = [_text(m) for m in [*(m for _, m in seen), *replayed] if _text(m)]
     assert said == [f"w{i}" for i in range(20)]  # the whole turn across both connections, nothing twice
+
+
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+async def test_an_editor_behind_acpkit_bridge_sees_no_gap(tmp_path: Path, scheme: str) -> None:
+    """`acpkit bridge` reconnects and re-attaches by itself: the editor on its stdio never notices the cuts."""
+    store = str(tmp_path / "sessions.sqlite3")
+    async with replica(store, target=TARGETS["pydantic"]) as server:  # (loopback, no token)
+        address = urlparse(server.url)
+        proxy = await CutProxy(address.hostname or "127.0.0.1", address.port or 0).start()
+        try:
+            bridge = [sys.executable, "-m", "acpkit_core.cli", "bridge", proxy.url(scheme)]
+            async with AcpTestClient.spawn(*bridge) as editor:
+                await editor.initialize()
+                reference = await one_turn(editor, None, [])
+                length = len(reference[1])
+                rng = random.Random(f"{SEED}-bridge-{scheme}")
+                for _ in range(2):
+                    cuts = sorted(rng.sample(range(1, length), CUTS_PER_TURN))
+                    assert await one_turn(editor, proxy, cuts) == reference, f"bridge: seed {SEED}, cuts {cuts}"
+            assert proxy.cuts >= CUTS_PER_TURN
+        finally:
+            await proxy.close()
