@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import psycopg
+import pytest
+from acp import RequestError
 from acpkit_core.runner import Session
+from acpkit_core.server.turn_log import prompt_key, resume_cursor
 from acpkit_core.store import PostgresStore, SqliteStore
 from acpkit_core.store.postgres import MIGRATIONS, migrate
 
@@ -44,3 +48,25 @@ async def test_a_postgres_schema_at_step_2_gets_step_3(postgres_url: str) -> Non
     with psycopg.connect(postgres_url) as conn:
         versions = [int(v) for (v,) in conn.execute("SELECT version FROM acpkit_schema_version ORDER BY version")]
     assert versions == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("meta", "reader", "said"),
+    [
+        ({"acpkit.prompt": 5}, prompt_key, "must be a string of 1 to 200 characters"),
+        ({"acpkit.prompt": ""}, prompt_key, "must be a string of 1 to 200 characters"),
+        ({"acpkit.prompt": "k" * 201}, prompt_key, "must be a string of 1 to 200 characters"),
+        ({"acpkit.resume": {"after": -1}}, resume_cursor, 'must be {"after": N}, N >= 0'),
+        ({"acpkit.resume": {"after": "3"}}, resume_cursor, 'must be {"after": N}, N >= 0'),
+        ({"acpkit.resume": 3}, resume_cursor, 'must be {"after": N}, N >= 0'),
+    ],
+)
+def test_a_bad_prompt_key_or_cursor_is_invalid_params(meta: dict[str, Any], reader: Any, said: str) -> None:
+    with pytest.raises(RequestError) as refused:
+        reader(meta)
+    assert refused.value.code == -32602 and said in str(refused.value.data)
+
+
+def test_the_prompt_key_and_cursor_read_what_is_given() -> None:
+    assert prompt_key({"acpkit.prompt": "abc"}) == "abc" and prompt_key(None) is None
+    assert resume_cursor({"acpkit.resume": {"after": 7}}) == 7 and resume_cursor({}) is None

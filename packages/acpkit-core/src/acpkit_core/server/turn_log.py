@@ -65,6 +65,8 @@ DEFAULT_GRACE_SECONDS: Final = 60.0
 """How long a turn whose client left waits for it to re-attach before it is cancelled."""
 PENDING_BYTES: Final = 64 * 1024
 """Log entries held in memory before the store has them; past this the turn waits for the write."""
+_PROMPT_MARK: Final = "prompt:"
+"""Prefix of the named value holding the number of the beginning of the turn a prompt key started."""
 FOLLOWER_MARK: Final = "follower"
 """The named value a follower on another replica refreshes (seconds since the epoch)."""
 
@@ -173,7 +175,9 @@ class TurnLog:
         await self.store.log_trim(self.session_id, self.last)
         self.logs.running[self.session_id] = self
         self.started = True
-        self.append({"begin": True} if self.prompt_key is None else {"begin": True, "prompt": self.prompt_key})
+        begin = self.append({"begin": True})
+        if self.prompt_key is not None:  # found in one small read when the same prompt comes again
+            await self.store.log_answer(self.session_id, _PROMPT_MARK + self.prompt_key, str(begin))
         await self.flush()
         self._task = asyncio.ensure_future(self._loop())
 
@@ -502,13 +506,10 @@ async def answer_of_prompt(
     by number); `None` when no turn of the session's log began with it (looked for during `wait`
     seconds: its first sending may be starting)."""
     deadline = time.monotonic() + wait
-    while True:
-        entries = await store.log_read(session_id, 0)
-        local = logs.running.get(session_id)
-        if local is not None:
-            entries.extend(local.pending_after(entries[-1][0] if entries else 0) or ())
-        begin = next((seq for seq, text in entries if _began_by(text, key)), None)
-        if begin is not None:
+    while True:  # (the named values hold the running or last turn's only: a turn's start clears them)
+        mark = (await store.log_answers(session_id)).get(_PROMPT_MARK + key)
+        if mark is not None and mark.isdigit():
+            begin = int(mark)
             break
         if time.monotonic() >= deadline:
             return None
@@ -526,10 +527,3 @@ async def answer_of_prompt(
         error = cast("dict[str, Any]", error)
         raise RequestError(int(error.get("code", -32603)), str(error.get("message", "")), error.get("data"))
     return PromptResponse.model_validate(message.get("response") or {})
-
-
-def _began_by(text: str, key: str) -> bool:
-    if '"begin"' not in text:
-        return False
-    entry = json.loads(text)
-    return bool(entry.get("begin")) and entry.get("prompt") == key
