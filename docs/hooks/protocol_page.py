@@ -110,9 +110,13 @@ STATUS: dict[str, tuple[Support, str]] = {
     ),
     "update:compaction_update": (
         "negotiated",
-        "Unstable: `sessionCompaction` (or `clientCapabilities.session.compaction`); else a notice.",
+        "Unstable: `sessionCompaction` (or `clientCapabilities.session.compaction`); else a notice. "
+        "Replayed by `session/load` in its final state ([Compaction](core/notices.md#compaction)).",
     ),
-    "update:compaction_summary_chunk": ("no", "The summary comes whole, in the `completed` `compaction_update`."),
+    "update:compaction_summary_chunk": (
+        "negotiated",
+        "Unstable: LangChain's summarization streams its summary; folded into the update on replay.",
+    ),
 }
 """ACP Kit's support for each method (`<side>:<method>`) and update kind (`update:<kind>`)."""
 

@@ -147,3 +147,74 @@ async def test_a_malformed_compaction_capability_is_not_advertised_support(bad: 
             "initialize", {"protocolVersion": 1, "clientCapabilities": {"session": {"compaction": bad}}}
         )
     assert "_meta" not in answer["agentCapabilities"] or "acpkit.unstable" not in answer["agentCapabilities"]["_meta"]
+
+
+def test_a_compaction_replays_once_in_its_place_and_final_state() -> None:
+    """The transcript keeps every compaction update and summary chunk; the replay folds them as the
+    RFD says a client applies them: chunks append, a concrete summary replaces, `[]` clears."""
+    from acpkit_core.server.sessions import replay_json
+
+    def text(t: str, mid: str = "m1") -> dict[str, Any]:
+        return {"sessionUpdate": "agent_message_chunk", "messageId": mid, "content": {"type": "text", "text": t}}
+
+    def chunk(cid: str, t: str) -> dict[str, Any]:
+        return {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": cid,
+            "content": {"type": "text", "text": t},
+        }
+
+    def upd(cid: str, status: str, **more: Any) -> dict[str, Any]:
+        return {"sessionUpdate": "compaction_update", "compactionId": cid, "status": status, **more}
+
+    transcript = [
+        text("before"),
+        upd("a", "in_progress"),
+        chunk("a", "first try"),
+        upd("a", "in_progress", summary=[]),  # a retry: cleared
+        chunk("a", "kept "),
+        chunk("a", "this"),
+        text("between", "m2"),
+        upd("a", "completed"),  # no summary: what the chunks built stays
+        upd("b", "in_progress"),
+        chunk("b", "lost"),  # the process died here: never finished
+        text("after", "m3"),
+    ]
+    replayed = replay_json(transcript, compaction=True)
+    assert replayed == [
+        text("before"),
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "a",
+            "status": "completed",
+            "summary": [{"type": "text", "text": "kept "}, {"type": "text", "text": "this"}],
+        },
+        text("between", "m2"),
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "b",
+            "status": "failed",
+            "error": "The turn stopped before the compaction finished.",
+        },
+        text("after", "m3"),
+    ]
+    assert (
+        StrictSchema("schema.unstable.json").check(
+            [
+                ("received", {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": u}})
+                for u in replayed
+            ]
+        )[0]
+        == []
+    )
+    replaced = replay_json(
+        [
+            upd("c", "in_progress"),
+            chunk("c", "draft"),
+            upd("c", "completed", summary=[{"type": "text", "text": "final"}]),
+        ],
+        compaction=True,
+    )
+    assert replaced == [upd("c", "completed", summary=[{"type": "text", "text": "final"}])]
+    # a client that did not negotiate compaction gets none of it
+    assert replay_json(transcript) == [text("before"), text("between", "m2"), text("after", "m3")]

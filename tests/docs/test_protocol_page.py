@@ -46,7 +46,7 @@ def test_the_page_has_a_row_per_method_and_update_and_every_marker_is_replaced()
     assert "| `$/cancel_request` | both ways | stable | yes |" in markdown
     assert "| `session/fork` | client → agent | unstable | yes, when negotiated |" in markdown
     assert "| `notice` | unstable | yes, when negotiated |" in markdown
-    assert "| `compaction_summary_chunk` | unstable | no |" in markdown
+    assert "| `compaction_summary_chunk` | unstable | yes, when negotiated |" in markdown
     assert "| `promptUsage` |" in markdown
     rows = [line for line in markdown.splitlines() if line.startswith("| `")]
     assert len(rows) >= len(page.STATUS)

@@ -19,7 +19,7 @@ from acp_schema import StrictSchema
 from acpkit_core.runner import StdioMcpServer
 from acpkit_core.stop import request_limit_message
 from acpkit_core.testing import AcpTestClient
-from acpkit_core.unstable_updates import CompactionUpdate
+from acpkit_core.unstable_updates import CompactionSummaryChunk, CompactionUpdate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -40,16 +40,18 @@ def _wire_updates(c: AcpTestClient) -> list[dict[str, Any]]:
 
 
 async def _run(app: str, *, opted_in: bool) -> tuple[AcpTestClient, list[Any]]:
+    """The three turns, then `session/load` of the session (its replayed updates last in the list)."""
     async with AcpTestClient.spawn(sys.executable, str(APPS[app]), unstable=opted_in) as c:
         await c.initialize()
         sid = await c.new_session(mcp_servers=[BROKEN])
-        results = [await c.prompt(p, session_id=sid) for p in ("hello", "again", "look twice")]
-    return c, results
+        results: list[Any] = [await c.prompt(p, session_id=sid) for p in ("hello", "again", "look twice")]
+        _, replayed = await c.load_session(sid)
+    return c, [*results, replayed]
 
 
 @pytest.mark.parametrize("app", sorted(APPS))
 async def test_an_opted_in_client_sees_notices_compactions_and_tool_names(app: str) -> None:
-    c, (first, second, third) = await _run(app, opted_in=True)
+    c, (first, second, third, replayed) = await _run(app, opted_in=True)
     assert StrictSchema("schema.unstable.json").check(list(c.wire))[0] == []
     [mcp] = first.notices
     assert (mcp.severity, mcp.title) == ("warning", "MCP server unavailable")
@@ -70,6 +72,29 @@ async def test_an_opted_in_client_sees_notices_compactions_and_tool_names(app: s
         assert [b.text for b in updates[-1].summary or []] == [SUMMARY]  # type: ignore[union-attr]
         if app == "langchain":  # the summarization's model call starts it; its text is not the answer
             assert [u.status for u in updates] == ["in_progress", "completed"]
+    if app == "langchain":  # ... and streams as the summary, between the two
+        kinds = [type(u).__name__ for u in second.updates if isinstance(u, CompactionUpdate | CompactionSummaryChunk)]
+        assert kinds[:4] == ["CompactionUpdate", "CompactionSummaryChunk", "CompactionSummaryChunk", "CompactionUpdate"]
+        chunks = [u for u in second.updates if isinstance(u, CompactionSummaryChunk)]
+        assert "".join(u.content.text for u in chunks[:2]) == SUMMARY  # type: ignore[union-attr]
+    # session/load replays each compaction once, in its place and final state, before "Still clear."
+    live: dict[str, CompactionUpdate] = {}  # each compaction of every turn, in its last state
+    for u in (*second.updates, *third.updates):
+        if isinstance(u, CompactionUpdate):
+            live[u.compaction_id] = u
+    again = [u for u in replayed if isinstance(u, CompactionUpdate)]
+    assert [(u.compaction_id, u.status, u.summary) for u in again] == [
+        (u.compaction_id, u.status, u.summary) for u in live.values()
+    ]
+    assert set(by_id) <= set(live)
+    assert not any(isinstance(u, CompactionSummaryChunk) for u in replayed)
+    texts = [u.content.text for u in replayed if isinstance(u, AgentMessageChunk)]  # type: ignore[union-attr]
+    first_compaction = replayed.index(again[0])
+    assert "Still clear." in texts and replayed.index(
+        next(u for u in replayed if isinstance(u, AgentMessageChunk) and u.content.text == "Still clear.")  # type: ignore[union-attr]
+    ) > first_compaction > replayed.index(
+        next(u for u in replayed if isinstance(u, AgentMessageChunk) and u.content.text == "All clear.")  # type: ignore[union-attr]
+    )
     assert second.text == "Still clear." and second.notices == []
     assert third.stop_reason == "max_turn_requests"
     [limit] = third.notices
@@ -83,7 +108,7 @@ async def test_an_opted_in_client_sees_notices_compactions_and_tool_names(app: s
 
 @pytest.mark.parametrize("app", sorted(APPS))
 async def test_a_plain_client_reads_them_as_messages_and_never_gets_an_unstable_field(app: str) -> None:
-    c, (first, second, third) = await _run(app, opted_in=False)
+    c, (first, second, third, replayed) = await _run(app, opted_in=False)
     assert StrictSchema("schema.json").check(list(c.wire))[0] == []
     updates = _wire_updates(c)
     assert {u["sessionUpdate"] for u in updates}.isdisjoint(UNSTABLE_KINDS)
@@ -108,3 +133,4 @@ async def test_a_plain_client_reads_them_as_messages_and_never_gets_an_unstable_
         ("Turn limit reached", request_limit_message(LIMITS[app]))
     ]
     assert third.text.endswith(request_limit_message(LIMITS[app]))
+    assert replayed and not any(isinstance(u, dict) for u in replayed)  # the replay: stable kinds only (above)

@@ -1,7 +1,7 @@
 """A LangChain `create_agent` graph for the unstable surfaces over stdio: a tool (its `name`), todos
 (`TodoListMiddleware`: the plan), LangChain's own `SummarizationMiddleware` (a scripted summary
-model), MCP servers through `AcpMcpMiddleware`, and `max_turn_requests=4` (a limit reached; the
-summarization's own model call counts as a request).
+model that streams its summary in two pieces), MCP servers through `AcpMcpMiddleware`, and
+`max_turn_requests=4` (a limit reached; the summarization's own model call counts as a request).
 
 Turn 1 writes todos and calls `look`, then answers; turn 2 finds five messages or more, so the
 middleware summarizes all but the last two, and the todo is done; turn 3 calls `look` until the
@@ -55,7 +55,8 @@ model = FakeChatModel(
     ],
     repeat_last=True,
 )
-summarizer = FakeChatModel(default_text=SUMMARY)
+SUMMARY_PARTS = ("The user said hello; ", "the agent looked around and found nothing.")
+summarizer = FakeChatModel(script=[Reply(text=SUMMARY_PARTS)], repeat_last=True)  # streamed in two pieces
 middleware: list[Any] = [
     AcpMcpMiddleware(),
     TodoListMiddleware(),

@@ -1,5 +1,6 @@
 """LangChain's `SummarizationMiddleware` as compaction updates: a summary that fails after it began
-ends the compaction it started (`failed`), so the client is never left with one in progress."""
+ends the compaction it started (`failed`, its streamed summary cleared), so the client is never left
+with one in progress, and `session/load` replays it so."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from acp import RequestError
 from acpkit_core.testing import AcpTestClient
-from acpkit_core.unstable_updates import CompactionUpdate
+from acpkit_core.unstable_updates import CompactionSummaryChunk, CompactionUpdate
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
 from langchain_acp import ScriptedChatModel, create_acp_agent
@@ -59,6 +60,27 @@ async def test_a_summary_that_fails_midway_ends_its_compaction_failed() -> None:
         seen = len(c.updates[sid])
         with pytest.raises(RequestError):
             await c.prompt("Hello again.", session_id=sid)
-        updates = [u for u in c.updates[sid][seen:] if isinstance(u, CompactionUpdate)]
-    assert [(u.status, u.error) for u in updates] == [("in_progress", None), ("failed", "The run stopped first.")]
-    assert updates[0].compaction_id == updates[1].compaction_id
+        updates = [u for u in c.updates[sid][seen:] if isinstance(u, CompactionUpdate | CompactionSummaryChunk)]
+        _, replayed = await c.load_session(sid)
+    # in progress, then each attempt of the summary streams "The user " (a retry clears what the
+    # one before streamed), then failed, cleared: the client never shows "The user The user "
+    start, *attempts, end = updates
+    assert isinstance(start, CompactionUpdate) and isinstance(end, CompactionUpdate)
+    assert len(attempts) % 2 == 1 and attempts
+    for i, u in enumerate(attempts):
+        if i % 2 == 0:
+            assert isinstance(u, CompactionSummaryChunk) and u.content.text == "The user "  # type: ignore[union-attr]
+        else:
+            assert isinstance(u, CompactionUpdate) and (u.status, u.summary) == ("in_progress", [])
+    assert [(u.status, u.error) for u in (start, end)] == [("in_progress", None), ("failed", "The run stopped first.")]
+    assert end.summary == []  # the words streamed before the failure are cleared
+    assert {u.compaction_id for u in updates} == {start.compaction_id}
+    # session/load shows it once, failed, with no summary
+    [again] = [u for u in replayed if isinstance(u, CompactionUpdate | CompactionSummaryChunk)]
+    assert isinstance(again, CompactionUpdate)
+    assert (again.compaction_id, again.status, again.summary, again.error) == (
+        start.compaction_id,
+        "failed",
+        None,
+        "The run stopped first.",
+    )

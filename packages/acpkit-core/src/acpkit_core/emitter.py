@@ -236,6 +236,7 @@ class TurnEmitter:
         self._timer: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
         self._last_plan: list[PlanItem] | None = None
+        self._summarized: set[str] = set()  # compactions whose summary was streamed
         self.plan_state: TurnPlan | None = None
         """The session's plan, when the server tracks it: `plan(...)` then changes it (see `acpkit_core.plan`)."""
         self.turn_usage: Usage | None = None
@@ -537,19 +538,28 @@ class TurnEmitter:
 
         To a client that negotiated `sessionCompaction`: the unstable `compaction_update` with this
         id (a new one when not given), `status`, and, once `completed`, `summary` (the text kept in
-        place of the older messages, when the framework shows one) or, once `failed`, `error`.
-        To any other client, at a terminal status only: a notice ("Context compacted", with how many
-        messages were `removed` when known). Live only, never replayed.
+        place of the older messages, when the framework shows one; it replaces what
+        [`compaction_summary`][acpkit_core.emitter.TurnEmitter.compaction_summary] streamed) or, once
+        `failed`, `error` (a failed or cancelled one clears the summary streamed so far). To any
+        other client, at a terminal status only: a notice ("Context compacted", with how many
+        messages were `removed` when known).
+
+        The transcript keeps the compaction whatever the client: `session/load` replays it, in its
+        place and final state, to a client that negotiated `sessionCompaction` (and skips it for
+        the others, as notices are live only).
         """
         await self.flush()
         if compaction_id is None:
             compaction_id = f"cmp-{uuid.uuid4().hex[:12]}"
+        wire: WireUpdate = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}
+        if summary and status == "completed":
+            wire["summary"] = [{"type": "text", "text": summary}]
+        if error and status == "failed":
+            wire["error"] = error
+        if status in ("failed", "cancelled") and compaction_id in self._summarized:
+            wire["summary"] = []  # what the chunks streamed is no summary of anything: cleared
+        self.recorded.append(wire)
         if self.uses("sessionCompaction"):
-            wire: WireUpdate = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}
-            if summary and status == "completed":
-                wire["summary"] = [{"type": "text", "text": summary}]
-            if error and status == "failed":
-                wire["error"] = error
             self.new_message()
             await self._send(wire)
         elif status == "completed":
@@ -562,6 +572,37 @@ class TurnEmitter:
         elif status == "failed":
             await self.notice("Context compaction failed", description=error, severity="warning")
         return compaction_id
+
+    async def compaction_summary(self, compaction_id: str, delta: str, *, restart: bool = False) -> None:
+        """Stream a piece of an in-progress compaction's summary (`compaction_summary_chunk`).
+
+        Send it after `compaction(status="in_progress")` returned `compaction_id` and before its
+        terminal status; `restart` when the framework began the summary again (a retried model
+        call): what streamed before is cleared first. Sent only to a client that negotiated
+        `sessionCompaction` (others see the notice at the end); kept in the transcript either way.
+        """
+        if not delta:
+            return
+        await self.flush()
+        if restart and compaction_id in self._summarized:
+            clear: WireUpdate = {
+                "sessionUpdate": "compaction_update",
+                "compactionId": compaction_id,
+                "status": "in_progress",
+                "summary": [],
+            }
+            self.recorded.append(clear)
+            if self.uses("sessionCompaction"):
+                await self._send(clear)
+        wire: WireUpdate = {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": compaction_id,
+            "content": {"type": "text", "text": delta},
+        }
+        self.recorded.append(wire)
+        self._summarized.add(compaction_id)
+        if self.uses("sessionCompaction"):
+            await self._send(wire)
 
     async def usage(self, usage: TurnUsage) -> None:
         """Add one model response's usage to the turn; send `usage_update` when the context size is known.

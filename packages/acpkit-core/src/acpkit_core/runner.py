@@ -609,6 +609,12 @@ class Emitter(Protocol):
         says how it is shown."""
         ...
 
+    async def compaction_summary(self, compaction_id: str, delta: str, *, restart: bool = False) -> None:
+        """Stream a piece of an in-progress compaction's summary, as the framework writes it.
+        [`TurnEmitter.compaction_summary`][acpkit_core.emitter.TurnEmitter.compaction_summary] says
+        how it is shown."""
+        ...
+
 
 class Turn(Protocol):
     """Everything a runner gets for one `session/prompt`."""

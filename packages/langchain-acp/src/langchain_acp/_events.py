@@ -13,7 +13,8 @@ hands every item to [`StreamMapper.feed`][langchain_acp._events.StreamMapper.fee
   a write that replaces the whole history (`RemoveMessage(REMOVE_ALL_MESSAGES)` first, as LangChain's
   `SummarizationMiddleware` writes) -> a compaction (core's `emit.compaction`, with the summary kept).
   The summarization's own model call (tagged `lc_source: summarization`) is not the answer: its
-  first chunk starts the compaction (`in_progress`).
+  first chunk starts the compaction (`in_progress`) and its text streams as the compaction's
+  summary (`compaction_summary_chunk`); the finished summary replaces it when the write lands.
 
 A `PlanOutput` answer (`create_agent(..., response_format=PlanOutput)`) is not shown as a tool
 call: the steps of its structured-output call are shown as the plan while the model writes them.
@@ -160,6 +161,7 @@ class StreamMapper:
     """The value of each projected key as last shown in the session (the `previous` of the next change)."""
     _message_id: str | None = None
     _compaction: str | None = None
+    _summary_call: str | None = None  # the id of the summarization's model call streaming now
     _pending: dict[tuple[str, int], _Pending] = field(default_factory=dict[tuple[str, int], _Pending])
 
     async def feed(self, namespace: tuple[str, ...], mode: str, data: Any) -> None:
@@ -168,8 +170,13 @@ class StreamMapper:
             message, metadata = data
             meta: Mapping[str, Any] = cast(Mapping[str, Any], metadata) if isinstance(metadata, Mapping) else {}
             if meta.get("lc_source") == SUMMARIZATION:  # the summarization middleware's model call
-                if self._compaction is None and not namespace:
-                    self._compaction = await self.emit.compaction(status="in_progress")
+                if not namespace:
+                    if self._compaction is None:
+                        self._compaction = await self.emit.compaction(status="in_progress")
+                    if isinstance(message, AIMessageChunk | AIMessage):  # another call is another attempt
+                        restart = self._summary_call not in (None, message.id)
+                        self._summary_call = message.id
+                        await self.emit.compaction_summary(self._compaction, message_parts(message)[0], restart=restart)
                 return
             name: object = meta.get("lc_agent_name")
             await self._message(namespace, message, name if isinstance(name, str) else None)
@@ -257,12 +264,12 @@ class StreamMapper:
                 text = str(message.text)
                 summary = text.split("\n\n", 1)[1] if text.startswith(_SUMMARY_PREFIX) else text
                 break
-        cid, self._compaction = self._compaction, None
+        cid, self._compaction, self._summary_call = self._compaction, None, None
         await self.emit.compaction(status="completed", compaction_id=cid, summary=summary)
 
     async def end_compaction(self, status: CompactionStatus) -> None:
         """Finish a compaction that started but never completed (the run failed or was cancelled)."""
-        cid, self._compaction = self._compaction, None
+        cid, self._compaction, self._summary_call = self._compaction, None, None
         if cid is not None:
             with contextlib.suppress(Exception):  # the client may be gone: the turn's outcome stands
                 await self.emit.compaction(status=status, compaction_id=cid, error="The run stopped first.")

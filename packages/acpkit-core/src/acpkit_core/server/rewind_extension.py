@@ -148,7 +148,8 @@ class RewindExtension:
                 await store.end_turn(session_id, self.owner)
         finally:
             live.rewinding = False
-        return _answer(result, transcript=params.transcript)
+        compaction = "sessionCompaction" in self.sessions.client.unstable
+        return _answer(result, transcript=params.transcript, compaction=compaction)
 
     def _asker(self, session_id: str) -> Any:
         async def ask(card: Any, options: Any) -> str | None:
@@ -162,7 +163,7 @@ class RewindExtension:
         return ask
 
 
-def _answer(result: RewindResult, *, transcript: bool) -> dict[str, Any]:
+def _answer(result: RewindResult, *, transcript: bool, compaction: bool) -> dict[str, Any]:
     answer: dict[str, Any] = {
         "message": result.text(),
         "prompt": {
@@ -180,7 +181,7 @@ def _answer(result: RewindResult, *, transcript: bool) -> dict[str, Any]:
         },
     }
     if transcript:
-        answer["transcript"] = replay_json(result.transcript)
+        answer["transcript"] = replay_json(result.transcript, compaction=compaction)
     return answer
 
 

@@ -30,7 +30,7 @@ from ..warmup import session_opened
 from .options import SessionOptions
 from .outbox import Outbox
 from .recording import interruption_updates
-from .sessions import LiveSession, WireMcpServer, mcp_servers_from_wire, replay_updates
+from .sessions import LiveSession, WireMcpServer, mcp_servers_from_wire, replay_json
 from .turn_log import TurnLogs
 
 __all__ = ["Admission", "SessionManager", "SessionOpenings"]
@@ -340,7 +340,8 @@ class SessionManager:
                 closing = interruption_updates(transcript)  # a process died mid-turn: say so, once
                 await self.store.append_transcript(session_id, closing)
                 transcript.extend(closing)
-            for update in replay_updates(session_id, transcript):
+            compaction = "sessionCompaction" in self.client.unstable
+            for update in replay_json(transcript, compaction=compaction):
                 await self.outbox.send(session_id, update)
         plan = await self.host_plan(self._live[session_id])
         if plan is not None:

@@ -76,11 +76,14 @@ _UPDATE_FIELDS = ("title", "kind", "status", "content", "locations", "rawInput",
 def compact_transcript(updates: Sequence[JsonDict]) -> list[JsonDict]:
     """The transcript as it should be replayed.
 
-    Consecutive text chunks of one message become one chunk, and every tool call is shown once,
-    at the place it started, in its final state.
+    Consecutive text chunks of one message become one chunk, every tool call is shown once, at
+    the place it started, in its final state, and so is every compaction (its summary chunks and
+    later statuses folded into its first `compaction_update`, as the "session compaction" RFD
+    applies them; one the transcript never saw finish is replayed as `failed`).
     """
     out: list[JsonDict] = []
     tool_calls: dict[str, JsonDict] = {}
+    compactions: dict[str, JsonDict] = {}
     for update in updates:
         kind = update.get("sessionUpdate")
         if kind in _CHUNKS and out:
@@ -108,17 +111,56 @@ def compact_transcript(updates: Sequence[JsonDict]) -> list[JsonDict]:
                     if key in update:
                         start[key] = update[key]
                 continue
+        if kind in _COMPACTION_KINDS:
+            _fold_compaction(out, compactions, update)
+            continue
         out.append(dict(update))
+    for entry in compactions.values():
+        if entry.get("status") == "in_progress":
+            entry.update(status="failed", error="The turn stopped before the compaction finished.")
+            entry.pop("summary", None)
     return out
 
 
-def replay_json(updates: Sequence[JsonDict]) -> list[JsonDict]:
-    """A stored transcript as `session/load` replays it (compacted), as wire JSON."""
-    return [_raw_objects(update) for update in compact_transcript(updates)]
+_COMPACTION_KINDS = frozenset({"compaction_update", "compaction_summary_chunk"})
+
+
+def _fold_compaction(out: list[JsonDict], compactions: dict[str, JsonDict], update: JsonDict) -> None:
+    """Apply one compaction update or summary chunk to its entity (created, in place, by the first update)."""
+    cid = str(update.get("compactionId"))
+    entry = compactions.get(cid)
+    if update.get("sessionUpdate") == "compaction_summary_chunk":
+        content = update.get("content")
+        if entry is not None and isinstance(content, dict):  # a chunk before its update has no place
+            entry["summary"] = [*(entry.get("summary") or []), content]
+        return
+    if entry is None:
+        entry = compactions[cid] = {"sessionUpdate": "compaction_update", "compactionId": cid}
+        out.append(entry)
+    entry["status"] = update.get("status")
+    for key in ("summary", "error", "_meta"):
+        if key in update:
+            if update[key] is None or update[key] == []:
+                entry.pop(key, None)
+            else:
+                entry[key] = update[key]
+
+
+def replay_json(updates: Sequence[JsonDict], *, compaction: bool = False) -> list[JsonDict]:
+    """A stored transcript as `session/load` replays it (compacted), as wire JSON.
+
+    Compactions are replayed only with `compaction` (the client negotiated `sessionCompaction`):
+    no other client may receive them.
+    """
+    return [
+        _raw_objects(update)
+        for update in compact_transcript(updates)
+        if compaction or update.get("sessionUpdate") not in _COMPACTION_KINDS
+    ]
 
 
 def replay_updates(session_id: str, updates: Sequence[JsonDict]) -> list[SessionUpdate]:
-    """Rebuild the update models of a stored transcript (compacted)."""
+    """Rebuild the update models of a stored transcript (compacted; the stable kinds only)."""
     return [update_from_json(update) for update in replay_json(updates)]
 
 
