@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 from acp.helpers import text_block, tool_content
-from acp.schema import ToolCallStart
+from acp.schema import AgentMessageChunk, ToolCallStart
 from acpkit_core.testing import AcpTestClient
+from acpkit_core.unstable_updates import CompactionUpdate
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent, CustomEvent, RunContext
 from pydantic_ai.capabilities import Hooks, ProcessHistory
@@ -129,4 +130,38 @@ async def test_provider_compaction_is_a_card_with_its_summary(summary: str | Non
     assert (card.title, card.kind, card.status) == ("Conversation compacted", "other", "completed")
     assert card.raw_input == {"provider": "function", "parts": 1}
     assert card.content == ([tool_content(text_block(summary))] if summary else None)
-    assert r.text == "Compacted."
+    assert r.text.startswith("Compacted.")  # then the compaction's notice (this client has no compaction updates)
+
+
+@pytest.mark.parametrize("summary", ["The user asked about users; 3 rows were found.", None])
+async def test_provider_compaction_is_a_compaction_update_live_and_on_replay(summary: str | None) -> None:
+    """A response with a `CompactionPart` (the provider compacted its context) is a compaction, no
+    hooks needed: an opted-in client sees it, with the readable summary when there is one, and
+    `session/load` shows it again; a plain client sees the notice."""
+
+    def compacting(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(
+            parts=[CompactionPart(content=summary, provider_name="function", id="c1"), TextPart("Compacted.")]
+        )
+
+    acp_agent = create_acp_agent(Agent(FunctionModel(compacting)), store="memory")
+    async with AcpTestClient.connect(acp_agent, unstable=["sessionCompaction"]) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("Go on.", session_id=sid)
+        _, replayed = await c.load_session(sid)
+    [live] = [u for u in r.updates if isinstance(u, CompactionUpdate)]
+    assert live.status == "completed" and r.text == "Compacted."
+    assert [b.text for b in live.summary or []] == ([summary] if summary else [])  # type: ignore[union-attr]
+    [again] = [u for u in replayed if isinstance(u, CompactionUpdate)]
+    assert (again.compaction_id, again.status, again.summary) == (live.compaction_id, live.status, live.summary)
+    async with AcpTestClient.connect(create_acp_agent(Agent(FunctionModel(compacting)), store="memory")) as c:
+        await c.initialize()
+        plain = await c.prompt("Go on.", session_id=await c.new_session())
+    [note] = [u for u in plain.updates if isinstance(u, AgentMessageChunk) and u.field_meta]
+    assert (note.field_meta or {})["acpkit"]["notice"] == {
+        "severity": "info",
+        "title": "Context compacted",
+        "description": "Earlier messages were summarized to fit the model's context.",
+    }
+    assert plain.text.startswith("Compacted.")

@@ -9,7 +9,10 @@ developer's own that assigns `ctx.messages`). Two run capabilities watch every r
 - [`HistoryAfter`][pydantic_acp._compaction.HistoryAfter], inside every `ProcessHistory`, compares:
   fewer messages than before is a compaction, reported through core's `emit.compaction` (one
   function for both adapters). Messages the processor wrote itself (a summary it put in place of
-  the older ones) are its summary; how many of the earlier messages went is the notice's count.
+  the older ones, or a `CompactionPart` of a summarizing capability) are its summary; how many of
+  the earlier messages went is the notice's count. A model response that carries a
+  `CompactionPart` (the provider compacted the context itself, as Anthropic and OpenAI can) is a
+  compaction too, its readable `content` the summary (OpenAI's is encrypted: none).
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ from typing import Any
 
 from acpkit_core.runner import Turn
 from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, ProcessHistory
-from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart, TextPart, UserPromptPart
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    UserPromptPart,
+)
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
@@ -76,13 +87,22 @@ class HistoryAfter(AbstractCapability[Any]):
         self.before.seen = after
         return request_context
 
+    async def after_model_request(
+        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
+    ) -> ModelResponse:
+        parts = [p for p in response.parts if isinstance(p, CompactionPart)]
+        if parts:  # the provider compacted the context in this response
+            summary = "\n\n".join(p.content for p in parts if p.content and p.content.strip()) or None
+            await self.turn.emit.compaction(status="completed", summary=summary)
+        return response
+
 
 def _text(message: ModelMessage) -> str:
     """The user-readable text a processor wrote (its summary): prompt, system and text parts."""
     parts: list[str] = []
     if isinstance(message, ModelRequest):
         for part in message.parts:
-            if isinstance(part, UserPromptPart | SystemPromptPart) and isinstance(part.content, str):
+            if isinstance(part, UserPromptPart | SystemPromptPart | CompactionPart) and isinstance(part.content, str):
                 parts.append(part.content)
     else:
         parts.extend(p.content for p in message.parts if isinstance(p, TextPart))
