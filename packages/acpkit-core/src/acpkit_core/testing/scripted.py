@@ -15,7 +15,7 @@ Each line of the prompt's text is one step:
 | `showplan <id> <a> \| <b>` (or `md <markdown>`, `file <uri>` after the id) | shows another plan (`turn.plan.show`) |
 | `dropplan <id>` / `clearplan` | takes another plan away / clears the session's plan |
 | `notice <severity> <title> [\| <description>]` | sends a notice (`turn.emit.notice`) |
-| `compact [<summary>]` | reports a compaction of the history (`turn.emit.compaction`, in progress then completed) |
+| `compact [<summary>]` | reports a compaction of the history (`turn.emit.compaction`, in progress, its summary streamed a word at a time, then completed) |
 | `usage <input> <output> [context size] [model=<name>]` | reports token usage (of a named model) |
 | `fail <message>` | raises `RuntimeError(message)` |
 | `read <path>` / `write <path> <text>` / `run [timeout=<s>] <command> [args]` | uses the client's files or terminal |
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any, cast
@@ -147,6 +148,8 @@ class ScriptedRunner:
             await turn.emit.notice(title.strip(), description=description.strip() or None, severity=cast(Any, severity))
         elif verb == "compact":
             cid = await turn.emit.compaction(status="in_progress")
+            for word in re.findall(r"\S+\s*", rest.strip()):  # the summary streams, a word at a time
+                await turn.emit.compaction_summary(cid, word)
             await turn.emit.compaction(status="completed", compaction_id=cid, summary=rest.strip() or None, removed=2)
         elif verb == "usage":
             words = rest.split()
