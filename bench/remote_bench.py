@@ -6,7 +6,8 @@ for some figures). The header prints the load average: wall times move with othe
 1. Per streamed chunk (µs/chunk, one prompt of `--chunks` chunks, best of `--runs` per column): the
    same agent (`bench/_remote_agent.py`) over stdio (`acpkit run`'s server), over WebSocket and over
    Streamable HTTP (`acpkit serve`), each with a client that only splits lines, frames
-   (`_ws_raw.py`) or events and parses JSON; plus the `websockets` library's client. Columns: the
+   (`_ws_raw.py`) or events and parses JSON; plus the `websockets` library's client, and WebSocket
+   on a server that keeps no update log (`--reconnect-grace 0`: what the log costs per chunk). Columns: the
    prompt's wall time, the agent process's CPU time (per-thread `schedstat`), the client's CPU
    time; each also as a ratio to stdio. The targets: WebSocket within 1.3x of stdio, Streamable
    HTTP within 2x.
@@ -115,16 +116,26 @@ def peak_rss_mib(pid: int) -> float:
 # --- 1. per chunk -----------------------------------------------------------------------------
 
 
-def process_times(pid: int) -> tuple[float, float]:
-    """Process `pid`'s threads so far: (seconds on a CPU, seconds runnable but waiting for one).
+def thread_schedstat(pid: int) -> dict[str, tuple[int, int]]:
+    """Each thread of process `pid` so far: (ns on a CPU, ns runnable but waiting for one), by thread id.
 
     From the scheduler's per-thread `schedstat` (nanoseconds: finer than clock ticks).
     """
-    cpu = queued = 0
+    out: dict[str, tuple[int, int]] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError, ValueError):
             run, wait, _ = (task / "schedstat").read_text().split()
-            cpu, queued = cpu + int(run), queued + int(wait)
+            out[task.name] = (int(run), int(wait))
+    return out
+
+
+def _spent(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> tuple[float, float]:
+    """Seconds on a CPU and waiting for one between two readings, thread by thread (a thread that ended
+    in between counts as not having run since: never a negative figure)."""
+    cpu = queued = 0
+    for tid, (run, wait) in after.items():
+        run_0, wait_0 = before.get(tid, (0, 0))
+        cpu, queued = cpu + run - run_0, queued + wait - wait_0
     return cpu / 1e9, queued / 1e9
 
 
@@ -149,14 +160,15 @@ class Timer:
         self.cost = Cost(0.0, 0.0, 0.0, 0.0)
 
     def __enter__(self) -> Timer:
-        self._agent, self._client = process_times(self.pid), process_times(os.getpid())
+        self._agent, self._client = thread_schedstat(self.pid), thread_schedstat(os.getpid())
         self._wall = time.perf_counter()
         return self
 
     def __exit__(self, *_: object) -> None:
         wall = time.perf_counter() - self._wall
-        agent, client = process_times(self.pid), process_times(os.getpid())
-        self.cost = Cost(wall, agent[0] - self._agent[0], client[0] - self._client[0], agent[1] - self._agent[1])
+        agent = _spent(self._agent, thread_schedstat(self.pid))
+        client = _spent(self._client, thread_schedstat(os.getpid()))
+        self.cost = Cost(wall, agent[0], client[0], agent[1])
 
 
 async def stdio_cost(chunks: int) -> Cost:
@@ -280,12 +292,15 @@ async def http_cost(pid: int, url: str, chunks: int) -> Cost:
 
 
 async def per_chunk(args: argparse.Namespace) -> None:
-    names = ("stdio", "WebSocket", "WebSocket, websockets client", "Streamable HTTP")
+    unlogged = "WebSocket, no update log"
+    names = ("stdio", "WebSocket", unlogged, "WebSocket, websockets client", "Streamable HTTP")
     costs: dict[str, list[Cost]] = {name: [] for name in names}
-    async with serve("memory") as (process, url):
+    plain = ("--max-connections", "5000", "--reconnect-grace", "0")
+    async with serve("memory") as (process, url), serve("memory", plain) as (process_0, url_0):
         for _ in range(args.runs):
             costs["stdio"].append(await stdio_cost(args.chunks))
             costs["WebSocket"].append(await ws_raw_cost(process.pid, url, args.chunks))
+            costs[unlogged].append(await ws_raw_cost(process_0.pid, url_0, args.chunks))
             costs["WebSocket, websockets client"].append(await ws_lib_cost(process.pid, url, args.chunks))
             costs["Streamable HTTP"].append(await http_cost(process.pid, url, args.chunks))
 
@@ -295,7 +310,8 @@ async def per_chunk(args: argparse.Namespace) -> None:
     print(f"\n1. per streamed chunk: µs/chunk, best of {args.runs} runs of {args.chunks} chunks (x: vs stdio)")
     print("   wall: the prompt's wall time; agent: CPU of the agent process; client: CPU of the bench's client;")
     print("   queued: how long the agent waited for a core in the run with the best wall (wall ~ agent + queued")
-    print("   when the agent sets the pace)")
+    print('   when the agent sets the pace); "no update log": the same server with `--reconnect-grace 0`, so the')
+    print("   updates of a turn are not numbered and logged for a client that reconnects (the default logs them)")
     head = f"{'wall':>8}{'':>8}{'agent':>8}{'':>8}{'client':>8}{'':>8}{'queued':>8}{'target':>8}"
     print(f"   {'transport':<30}{head}")
     targets = {"WebSocket": "1.3x", "Streamable HTTP": "2x"}
