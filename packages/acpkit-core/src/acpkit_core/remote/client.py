@@ -7,6 +7,7 @@ and turns a refused handshake into a [`RemoteError`][acpkit_core.remote.RemoteEr
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncGenerator
 from pathlib import Path
@@ -127,7 +128,19 @@ async def open_remote(
     try:
         yield conn
     finally:
-        with contextlib.suppress(Exception):
-            await conn.close()
-        with contextlib.suppress(Exception):
-            await transport.close()
+        try:
+            with contextlib.suppress(Exception):
+                await conn.close()
+            with contextlib.suppress(Exception):
+                await transport.close()
+        finally:
+            _abort_socket(transport)
+
+
+def _abort_socket(transport: object) -> None:
+    """Drop the WebSocket's socket if closing it left it open (its close failed or was cancelled):
+    nothing is left for the garbage collector to close."""
+    ws: object = getattr(transport, "_ws", None)  # the SDK's WebSocket transport keeps its connection there
+    socket: object = getattr(ws, "transport", None)
+    if isinstance(socket, asyncio.Transport) and not socket.is_closing():
+        socket.abort()
