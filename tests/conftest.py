@@ -52,3 +52,25 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
     with contextlib.suppress(psycopg.Error), psycopg.connect(postgres_server, autocommit=True) as conn:
         conn.execute("SET lock_timeout = '5s'")
         conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+FIRST = (
+    "tests/release/",  # one xdist group of about four minutes: on a worker of its own from the start
+    "tests/test_performance_page.py",
+    "tests/remote/test_reconnect.py",
+    "tests/e2e/test_schema_conformance.py",
+    "tests/remote/test_reconnect_race.py",
+    "tests/remote/test_serve_command.py",
+)
+"""The longest modules, started first (longest first), so no worker is left alone with one at the end."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the tests longest module first (a stable sort: each module keeps its own order)."""
+    root = config.rootpath
+
+    def rank(item: pytest.Item) -> int:
+        path = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+        return next((i for i, prefix in enumerate(FIRST) if path.startswith(prefix)), len(FIRST))
+
+    items.sort(key=rank)
