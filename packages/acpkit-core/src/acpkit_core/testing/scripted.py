@@ -15,7 +15,7 @@ Each line of the prompt's text is one step:
 | `showplan <id> <a> \| <b>` (or `md <markdown>`, `file <uri>` after the id) | shows another plan (`turn.plan.show`) |
 | `dropplan <id>` / `clearplan` | takes another plan away / clears the session's plan |
 | `notice <severity> <title> [\| <description>]` | sends a notice (`turn.emit.notice`) |
-| `compact [<summary>]` | reports a compaction of the history (`turn.emit.compaction`, in progress, its summary streamed a word at a time, then completed) |
+| `compact [<summary>]` | a compaction (`turn.emit.compaction`: in progress, summary streamed word by word, done) |
 | `usage <input> <output> [context size] [model=<name>]` | reports token usage (of a named model) |
 | `fail <message>` | raises `RuntimeError(message)` |
 | `read <path>` / `write <path> <text>` / `run [timeout=<s>] <command> [args]` | uses the client's files or terminal |
