@@ -8,6 +8,7 @@ the prompt's first word:
 - `cwd`: the session's cwd as it received it; `env NAME`: that variable of its own environment;
 - `read PATH` / `write PATH TEXT` / `shell COMMAND`: through the client's files and terminals
   (an error is answered as `error: ...`);
+- `ask TITLE`: asks the client's permission (its first request to the client) and says the option chosen;
 - `crash`: writes to stderr and exits with code 3 mid-turn; `slow`: waits for `session/cancel`;
 - `big N`: a message chunk of N characters; `flood`: chunks as fast as they go, until cancelled;
 - anything else: `echo: TEXT`.
@@ -32,11 +33,13 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     NewSessionResponse,
+    PermissionOption,
     PromptResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    ToolCallUpdate,
 )
 
 
@@ -121,6 +124,16 @@ class ChildAgent:
             output = await conn.terminal_output(session_id=sid, terminal_id=term.terminal_id)
             await conn.release_terminal(session_id=sid, terminal_id=term.terminal_id)
             return f"{output.output.strip()} (exit {status.exit_code})"
+        if word == "ask":
+            asked = await conn.request_permission(
+                session_id=sid,
+                tool_call=ToolCallUpdate(tool_call_id=f"call-{sid}", title=rest or "ask"),
+                options=[
+                    PermissionOption(option_id="yes", name="Yes", kind="allow_once"),
+                    PermissionOption(option_id="no", name="No", kind="reject_once"),
+                ],
+            )
+            return f"chose {getattr(asked.outcome, 'option_id', asked.outcome.outcome)}"
         if word == "crash":
             await conn.session_update(sid, update_agent_message_text("about to crash"))
             await asyncio.sleep(0.05)
