@@ -74,6 +74,9 @@ async def test_each_session_has_its_own_child_its_turns_interleave_and_close_sto
             first_pid, second_pid = await _pid(client, first), await _pid(client, second)
             assert len({control, first_pid, second_pid}) == 3
             assert _children(server) == sorted([control, first_pid, second_pid])
+            caps = await asyncio.wait_for(client.prompt("caps", session_id=second), SECONDS)
+            fs = {"readTextFile": True, "writeTextFile": True}
+            assert json.loads(caps.text) == {"fs": fs, "terminal": True}  # the client's initialize, replayed
             slow = asyncio.ensure_future(client.prompt("slow", session_id=first))
             await _until(lambda: any("working slowly" in str(m) for _, m in client.wire), "the slow turn")
             meanwhile = await asyncio.wait_for(client.prompt("meanwhile", session_id=second), SECONDS)
@@ -87,6 +90,16 @@ async def test_each_session_has_its_own_child_its_turns_interleave_and_close_sto
             assert again.text == "echo: still here"
         await _until(lambda: not _alive(second_pid) and not _alive(control), "every child to stop")
         assert _children(server) == []
+
+
+async def test_a_successful_authenticate_is_replayed_to_each_new_child() -> None:
+    async with _served() as server, AcpTestClient.connect_url(server.url) as client:
+        await client.initialize()
+        before = await client.new_session()
+        await client.authenticate("agent-login")
+        after = await client.new_session()
+        said = [(await asyncio.wait_for(client.prompt("auth", session_id=s), SECONDS)).text for s in (before, after)]
+        assert said == ["<none>", "agent-login"]  # the session opened after it has a child that was told
 
 
 async def test_permission_requests_from_two_children_with_the_same_id_reach_the_right_child() -> None:

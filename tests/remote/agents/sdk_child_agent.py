@@ -4,6 +4,7 @@ Nothing of ACP Kit is imported: it stands for an agent in any language. Its answ
 the prompt's first word:
 
 - `pid`: its process id; `spawn`: starts a grandchild (`sleep`) in its process group and gives its pid;
+- `auth`: the method id of its last successful `authenticate` (`<none>`);
 - `caps`: the `fs` and `terminal` client capabilities it was told in `initialize` (JSON);
 - `cwd`: the session's cwd as it received it; `env NAME`: that variable of its own environment;
 - `read PATH` / `write PATH TEXT` / `shell COMMAND`: through the client's files and terminals
@@ -28,6 +29,7 @@ from typing import Any, cast
 from acp import PROTOCOL_VERSION, Agent, run_agent, update_agent_message_text
 from acp.schema import (
     AgentCapabilities,
+    AuthenticateResponse,
     CloseSessionResponse,
     Implementation,
     InitializeResponse,
@@ -50,6 +52,7 @@ class ChildAgent:
         self.sessions: dict[str, str] = {}
         self.cancelled: dict[str, asyncio.Event] = {}
         self.grandchildren: list[subprocess.Popen[bytes]] = []
+        self.authenticated = "<none>"
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -66,6 +69,10 @@ class ChildAgent:
                 )
             ),
         )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        self.authenticated = method_id
+        return AuthenticateResponse()
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         sid = f"child_{uuid.uuid4().hex[:8]}"
@@ -105,6 +112,8 @@ class ChildAgent:
             child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
             self.grandchildren.append(child)
             return f"pid {child.pid}"
+        if word == "auth":
+            return self.authenticated
         if word == "caps":
             return json.dumps({"fs": self.caps.get("fs"), "terminal": self.caps.get("terminal")}, sort_keys=True)
         if word == "env":
