@@ -200,6 +200,27 @@ async def test_a_new_child_that_fails_its_start_answers_the_session_request_clea
         assert (await client.list_sessions()).sessions == []  # the first child still answers
 
 
+async def test_host_tools_and_the_message_limit_hold_for_each_sessions_child(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("server notes\n")
+    flags = ("--host-tools", "server", "--workspace", str(workspace), "--max-message-bytes", "8KiB")
+    async with _served(*flags) as server, AcpTestClient.connect_url(server.url) as client:
+        await client.initialize()
+        sid = await client.new_session()
+        said = [(await asyncio.wait_for(client.prompt(w, session_id=sid), SECONDS)).text for w in ("cwd", "pid")]
+        assert said[0] == str(workspace)  # the session's cwd, rewritten for its own child
+        read = await asyncio.wait_for(client.prompt(f"read {workspace / 'notes.txt'}", session_id=sid), SECONDS)
+        assert read.text == "server notes\n"  # served from the workspace, to the child that asked
+        assert not [m for d, m in client.wire if d == "received" and str(m.get("method", "")).startswith("fs/")]
+        with pytest.raises(RequestError) as too_big:
+            await asyncio.wait_for(client.prompt("big 20000", session_id=sid), SECONDS)
+        assert str(too_big.value) == "the agent sent a message over the 8192 bytes limit (max_message_bytes)"
+        await _until(lambda: not _alive(int(said[1].removeprefix("pid "))), "the child past the limit to stop")
+        other = await client.new_session()  # only that session's child broke the limit
+        assert (await asyncio.wait_for(client.prompt("ok", session_id=other), SECONDS)).text == "echo: ok"
+
+
 async def test_child_per_is_refused_for_a_target() -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,

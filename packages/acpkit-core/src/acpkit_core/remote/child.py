@@ -18,7 +18,8 @@ to its own child's stdin, one JSON line, and each line of the child's stdout bac
   `initialize` and decides where its file and terminal requests go.
 
 Each connection has its own child, so sessions never cross principals; what `session/list` shows is
-the child's own (whatever store it keeps).
+the child's own (whatever store it keeps). With `AgentCommand.child_per="session"`, each session gets
+a child of its own besides (see [`child_sessions`][acpkit_core.remote.child_sessions]).
 """
 
 from __future__ import annotations

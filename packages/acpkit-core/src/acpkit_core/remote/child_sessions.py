@@ -128,6 +128,9 @@ class SessionChildConnection(ChildConnection):
         except OSError as exc:
             await self._open_failed(key, child, f"it could not start: {exc.strerror or exc}")
             return
+        if self._client_gone:  # the connection ended while it started
+            await self._retire(child)
+            return
         self._watch(child)
         for step in (self._initialize, self._authenticated):
             if step is None:
