@@ -143,6 +143,21 @@ async def test_a_session_child_that_crashes_fails_only_its_session() -> None:
         assert (await asyncio.wait_for(client.prompt("new", session_id=fresh), SECONDS)).text == "echo: new"
 
 
+async def test_the_first_child_crashing_closes_the_connection_and_stops_every_child() -> None:
+    async with _served() as server, AcpTestClient.connect_url(server.url) as client:
+        await client.initialize()
+        (control,) = _children(server)
+        sid = await client.new_session()
+        session_pid = await _pid(client, sid)
+        with pytest.raises(RequestError) as crashed:  # a session no child serves: the first child's to answer
+            await asyncio.wait_for(client.prompt("crash", session_id="no-such-session"), SECONDS)
+        assert str(crashed.value).startswith("the agent process exited (exit code 3)")
+        await _until(lambda: not _alive(control) and not _alive(session_pid), "every child to stop")
+        with pytest.raises(Exception) as closed:
+            await asyncio.wait_for(client.prompt("anyone?", session_id=sid), SECONDS)
+        assert not isinstance(closed.value, TimeoutError)
+
+
 async def test_a_cancel_request_goes_to_the_child_running_the_request(tmp_path: Path) -> None:
     """An ACP Kit agent served as a command answers `$/cancel_request` (the bare SDK does not)."""
     command = (sys.executable, "-m", "acpkit_core.cli", "run", str(AGENTS / "reconnect_pydantic.py"))
