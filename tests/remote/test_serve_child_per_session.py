@@ -191,7 +191,7 @@ async def test_a_principal_opening_many_sessions_at_once_starts_no_child_past_it
                 answers[message["id"]] = message
             opened = [n for n, a in answers.items() if "result" in a]
             refused = [a["error"] for a in answers.values() if "error" in a]
-            assert opened == [1, 2]
+            assert sorted(opened) == [1, 2]  # the first two received (their answers may come in either order)
             assert len(refused) == 4
             assert all(e["code"] == -32600 and "max_sessions_per_principal=2" in str(e["data"]) for e in refused)
             assert len(_children(server)) == 3  # the first child and one per open session: none past the quota
