@@ -4,10 +4,12 @@ Nothing of ACP Kit is imported: it stands for an agent in any language. Its answ
 the prompt's first word:
 
 - `pid`: its process id; `spawn`: starts a grandchild (`sleep`) in its process group and gives its pid;
+- `auth`: the method id of its last successful `authenticate` (`<none>`);
 - `caps`: the `fs` and `terminal` client capabilities it was told in `initialize` (JSON);
 - `cwd`: the session's cwd as it received it; `env NAME`: that variable of its own environment;
 - `read PATH` / `write PATH TEXT` / `shell COMMAND`: through the client's files and terminals
   (an error is answered as `error: ...`);
+- `ask TITLE`: asks the client's permission (its first request to the client) and says the option chosen;
 - `crash`: writes to stderr and exits with code 3 mid-turn; `slow`: waits for `session/cancel`;
 - `big N`: a message chunk of N characters; `flood`: chunks as fast as they go, until cancelled;
 - anything else: `echo: TEXT`.
@@ -27,16 +29,19 @@ from typing import Any, cast
 from acp import PROTOCOL_VERSION, Agent, run_agent, update_agent_message_text
 from acp.schema import (
     AgentCapabilities,
+    AuthenticateResponse,
     CloseSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
     NewSessionResponse,
+    PermissionOption,
     PromptResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    ToolCallUpdate,
 )
 
 
@@ -47,6 +52,7 @@ class ChildAgent:
         self.sessions: dict[str, str] = {}
         self.cancelled: dict[str, asyncio.Event] = {}
         self.grandchildren: list[subprocess.Popen[bytes]] = []
+        self.authenticated = "<none>"
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -63,6 +69,10 @@ class ChildAgent:
                 )
             ),
         )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        self.authenticated = method_id
+        return AuthenticateResponse()
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         sid = f"child_{uuid.uuid4().hex[:8]}"
@@ -102,6 +112,8 @@ class ChildAgent:
             child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
             self.grandchildren.append(child)
             return f"pid {child.pid}"
+        if word == "auth":
+            return self.authenticated
         if word == "caps":
             return json.dumps({"fs": self.caps.get("fs"), "terminal": self.caps.get("terminal")}, sort_keys=True)
         if word == "env":
@@ -121,6 +133,16 @@ class ChildAgent:
             output = await conn.terminal_output(session_id=sid, terminal_id=term.terminal_id)
             await conn.release_terminal(session_id=sid, terminal_id=term.terminal_id)
             return f"{output.output.strip()} (exit {status.exit_code})"
+        if word == "ask":
+            asked = await conn.request_permission(
+                session_id=sid,
+                tool_call=ToolCallUpdate(tool_call_id=f"call-{sid}", title=rest or "ask"),
+                options=[
+                    PermissionOption(option_id="yes", name="Yes", kind="allow_once"),
+                    PermissionOption(option_id="no", name="No", kind="reject_once"),
+                ],
+            )
+            return f"chose {getattr(asked.outcome, 'option_id', asked.outcome.outcome)}"
         if word == "crash":
             await conn.session_update(sid, update_agent_message_text("about to crash"))
             await asyncio.sleep(0.05)

@@ -137,6 +137,7 @@ Needs the terminal UI extra: acpkit-core[cli].""",
   acpkit serve my_agent:agent --otel --access-log --log-format json
                                                        traces, metrics on /metrics, JSON log lines
   acpkit serve --port 0 -- node agent.js               any stdio ACP command: one child per connection
+  acpkit serve --child-per session -- node agent.js    ... or one child per session
   acpkit serve --host-tools server --cwd /srv/repo my_agent:agent
                                                        file and terminal tools act on /srv/repo
 
@@ -380,6 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="with --host-tools server: a server directory the tools may use (repeat; default: --cwd, "
         "else the current directory)",
+    )
+    serve.add_argument(
+        "--child-per",
+        choices=["connection", "session"],
+        help="with -- CMD: one child process per connection (the default), or one more per session, "
+        "stopped when the session closes",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")

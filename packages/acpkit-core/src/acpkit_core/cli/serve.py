@@ -115,6 +115,8 @@ def serve_main(args: argparse.Namespace) -> int:
         if command_argv is not None:
             command = served_command(args, command_argv, cwd, limits)
             command.check()
+        elif args.child_per is not None:
+            raise UserError("--child-per applies to a served command only (acpkit serve --child-per session -- CMD)")
         else:
             return _serve_target(args, options, cwd, limits)
     except UserError as exc:
@@ -190,6 +192,7 @@ def served_command(args: argparse.Namespace, argv: list[str], cwd: Path, limits:
         host_tools=mode,
         allowed_paths=workspace if mode == "server" else (),
         max_message_bytes=limits.get("max_message_bytes"),
+        child_per=args.child_per or "connection",
     )
 
 

@@ -18,25 +18,23 @@ to its own child's stdin, one JSON line, and each line of the child's stdout bac
   `initialize` and decides where its file and terminal requests go.
 
 Each connection has its own child, so sessions never cross principals; what `session/list` shows is
-the child's own (whatever store it keeps).
+the child's own (whatever store it keeps). With `AgentCommand.child_per="session"`, each session gets
+a child of its own besides (see [`child_sessions`][acpkit_core.remote.child_sessions]).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
 import shutil
-import signal
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
-import pydantic_core
 from acp import RequestError
 
 from ..errors import UserError
@@ -45,8 +43,8 @@ from ..limits import MAX_MESSAGE_BYTES
 from ..server.jsonrpc import error_response
 from ..server.session_manager import Admission
 from ..server.transport import WRITE_WINDOW_MS
-from .auth import TOKENS_ENV
 from .budget import Account
+from .child_process import STDERR_TAIL, ChildProcess
 from .connection import Deliver, FrameTransport, RemoteConnection
 
 __all__ = ["AgentCommand", "ChildConnection"]
@@ -57,11 +55,8 @@ WS_INTERNAL_ERROR: Final = 1011
 """WebSocket close code when the child exits while its connection is open."""
 AGENT_EXITED: Final = -32603
 """JSON-RPC code of the answer to a request the child left unanswered when it exited (internal error)."""
-STDERR_TAIL: Final = 2048
-"""Bytes of the child's stderr kept, to say why it exited."""
-_READ_CHUNK: Final = 64 * 1024
-_OPENING: Final = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
-_CREATING: Final = frozenset({"session/new", "session/fork"})
+OPENING: Final = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+CREATING: Final = frozenset({"session/new", "session/fork"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +86,11 @@ class AgentCommand:
     stop_seconds: float = 2.0
     """When its connection ends, how long the child has after its stdin is closed before `SIGTERM`
     (and as long again before `SIGKILL`)."""
+    child_per: Literal["connection", "session"] = "connection"
+    """`"connection"`: one child per connection serves all its sessions. `"session"`: the connection's
+    first child answers `initialize`, `authenticate` and what names no session, and each session
+    opened (`session/new`, `load`, `resume`, `fork`) gets a child of its own, stopped when the
+    session closes (see "One child per session" in docs/remote.md)."""
 
     def check(self) -> tuple[str, ...]:
         """Refuse a command that cannot run (raises `UserError`); the workspace (with `host_tools="server"`)."""
@@ -105,6 +105,8 @@ class AgentCommand:
             raise UserError(f"the command's directory {self.cwd!r} does not exist")
         if self.stop_seconds < 0:
             raise UserError("AgentCommand.stop_seconds must not be negative")
+        if self.child_per not in ("connection", "session"):
+            raise UserError(f"AgentCommand.child_per must be 'connection' or 'session', not {self.child_per!r}")
         return check_host_tools(self.host_tools, self.allowed_paths)
 
     @property
@@ -113,19 +115,12 @@ class AgentCommand:
         return MAX_MESSAGE_BYTES.value(self.max_message_bytes)
 
 
-def _key(request_id: Any) -> str:
+def request_key(request_id: Any) -> str:
     return json.dumps(request_id)
 
 
-def _line(message: dict[str, Any]) -> bytes:
-    try:
-        return pydantic_core.to_json(message) + b"\n"
-    except pydantic_core.PydanticSerializationError:
-        return json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
-
-
 @dataclass(slots=True)
-class _Pending:
+class Pending:
     method: str
     session_id: str | None
 
@@ -164,24 +159,25 @@ class ChildConnection(RemoteConnection):
         self._task = None
         self.command = command
         """What runs for this connection."""
-        self.process: asyncio.subprocess.Process | None = None
-        """The child (once started)."""
+        self._control: ChildProcess | None = None
         self._limit = max_message_bytes
         self._max_sessions = max_sessions
         self._admission: Admission | None = None
         self._sessions: set[str] = set()
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, Pending] = {}
         """Client requests the child has not answered yet, by id."""
         self._turns: dict[str, str] = {}
         """Running `session/prompt` requests (by id): their session."""
         self._idle = asyncio.Event()
         self._idle.set()
-        self._stdin_lock = asyncio.Lock()
-        self._stderr = bytearray()
         self._workspace = Workspace(workspace) if command.host_tools == "server" else None
         self._serving: set[asyncio.Task[None]] = set()
-        self._exited = False
         self._client_gone = False
+
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The connection's (first) child (once started)."""
+        return None if self._control is None else self._control.process
 
     # --- what the endpoint asks ------------------------------------------------------------------
 
@@ -218,13 +214,9 @@ class ChildConnection(RemoteConnection):
 
     def cancel_turns(self) -> int:
         """Send the child `session/cancel` for every running turn; how many there were."""
-        sessions = set(self._turns.values())
-        for session_id in sessions:
-            task = asyncio.ensure_future(
-                self._to_child({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}})
-            )
-            self._serving.add(task)
-            task.add_done_callback(self._serving.discard)
+        for session_id in set(self._turns.values()):
+            cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
+            self._later(self._relay(cancel))
         return len(self._turns)
 
     async def turns_ended(self) -> None:
@@ -237,40 +229,49 @@ class ChildConnection(RemoteConnection):
         """Start the child and relay both ways."""
         self._task = asyncio.create_task(self._serve(), name=f"acp-child-{self.id[:8]}")
 
-    async def _serve(self) -> None:
+    def _new_child(self, session: bool = False) -> ChildProcess:
         command = self.command
+        label = f"connection {self.id}" + (" (a session's child)" if session else "")
+        return ChildProcess(command.argv, cwd=command.cwd, env=command.env, label=label, session=session)
+
+    def _watch(self, child: ChildProcess) -> None:
+        """Read the child's stdout and stderr."""
+        child.tasks = [
+            asyncio.create_task(self._from_child(child), name=f"acp-child-out-{self.id[:8]}"),
+            asyncio.create_task(child.read_stderr(), name=f"acp-child-err-{self.id[:8]}"),
+        ]
+
+    async def _serve(self) -> None:
+        self._control = child = self._new_child()
         try:
-            self.process = await asyncio.create_subprocess_exec(
-                *command.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=command.cwd,
-                env={**{k: v for k, v in os.environ.items() if k != TOKENS_ENV}, **command.env},  # no tokens
-                start_new_session=True,  # its own process group: stopped as a whole
-            )
+            await child.start()
         except OSError as exc:
             why = f"the agent command could not start: {exc.strerror or exc}"
             logger.error("connection %s: %s", self.id, why)
             await self._refuse(why)
             return
-        logger.info("connection %s: started %s (pid %d)", self.id, command.argv[0], self.process.pid)
-        readers = [
-            asyncio.create_task(self._from_child(), name=f"acp-child-out-{self.id[:8]}"),
-            asyncio.create_task(self._read_stderr(), name=f"acp-child-err-{self.id[:8]}"),
-        ]
+        self._watch(child)
         try:
             while (message := await self.transport.receive()) is not None:
                 await self._from_client(message)
         finally:
             self._client_gone = True
-            await self._stop_child()
+            await self._stop_children()
+            readers = [task for c in self._children() for task in c.tasks]
             for task in (*readers, *self._serving):
                 task.cancel()
             await asyncio.gather(*readers, *self._serving, return_exceptions=True)
             if self._workspace is not None:
                 await self._workspace.close()
             await self.transport.close()
+
+    def _children(self) -> list[ChildProcess]:
+        """Every child of the connection."""
+        return [self._control] if self._control is not None else []
+
+    async def _stop_children(self) -> None:
+        if self._control is not None:
+            await self._control.stop(self.command.stop_seconds)
 
     async def _refuse(self, reason: str) -> None:
         """No child: answer the client's first request with `reason`, then close the connection."""
@@ -288,13 +289,19 @@ class ChildConnection(RemoteConnection):
         self.transport.end()
         self.account.close()
 
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` beside the relay (ended with the connection)."""
+        task = asyncio.ensure_future(work)
+        self._serving.add(task)
+        task.add_done_callback(self._serving.discard)
+
     # --- client -> child -----------------------------------------------------------------------------
 
     async def _from_client(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         request_id = message.get("id")
         if not isinstance(method, str) or not isinstance(request_id, str | int):
-            await self._to_child(message)  # a notification, or the client's answer to the child
+            await self._relay(message)  # a notification, or the client's answer to the child
             return
         sent: Any = message.get("params")
         params: dict[str, Any] = dict(sent) if isinstance(sent, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
@@ -307,7 +314,7 @@ class ChildConnection(RemoteConnection):
                 params.get("clientCapabilities"), self.command.host_tools
             )
             message = {**message, "params": params}
-        elif method in _OPENING and self._workspace is not None:
+        elif method in OPENING and self._workspace is not None:
             cwd = params.get("cwd")
             if isinstance(cwd, str):
                 params["cwd"] = self._workspace.session_cwd(cwd)
@@ -317,21 +324,30 @@ class ChildConnection(RemoteConnection):
                 )
             message = {**message, "params": params}
         session_id = params.get("sessionId")
-        pending = _Pending(method, session_id if isinstance(session_id, str) else None)
-        self._pending[_key(request_id)] = pending
+        pending = Pending(method, session_id if isinstance(session_id, str) else None)
+        self._pending[request_key(request_id)] = pending
         if method == "session/prompt":
-            self._turns[_key(request_id)] = pending.session_id or ""
+            self._turns[request_key(request_id)] = pending.session_id or ""
             self._idle.clear()
+        await self._forward(message, pending)
+
+    async def _forward(self, message: dict[str, Any], pending: Pending) -> None:
+        """A client request, checked: to the child that serves it."""
+        await self._to_child(message)
+
+    async def _relay(self, message: dict[str, Any]) -> None:
+        """A client notification or answer: to the child it is for."""
         await self._to_child(message)
 
     def _refusal(self, method: str) -> dict[str, Any] | None:
         """The error object refusing a session or a turn past a limit (`None`: it may go on)."""
         try:
-            if method in _OPENING:
-                if self._max_sessions is not None and len(self._sessions) >= self._max_sessions:
+            if method in OPENING:
+                held = self.open_sessions
+                if self._max_sessions is not None and held >= self._max_sessions:
                     raise RequestError.invalid_request(
                         {
-                            "details": f"this connection already has {len(self._sessions)} open sessions, the "
+                            "details": f"this connection already has {held} open sessions, the "
                             f"server's limit (max_sessions_per_connection={self._max_sessions}): close one with "
                             "session/close, or open another connection"
                         }
@@ -344,40 +360,18 @@ class ChildConnection(RemoteConnection):
             return error.to_error_obj()
         return None
 
-    async def _to_child(self, message: dict[str, Any]) -> None:
-        process = self.process
-        if process is None or process.stdin is None or self._exited:
-            return
-        async with self._stdin_lock:
-            try:
-                process.stdin.write(_line(message))
-                await process.stdin.drain()  # a child that does not read holds the client back
-            except (ConnectionError, RuntimeError):
-                logger.debug("connection %s: the child's stdin is closed", self.id)
+    async def _to_child(self, message: dict[str, Any], child: ChildProcess | None = None) -> None:
+        child = child or self._control
+        if child is not None:
+            await child.write(message)
 
     # --- child -> client -----------------------------------------------------------------------------
 
-    async def _from_child(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
-        stdout = self.process.stdout
-        buffer = bytearray()
-        reason: str | None = None
-        while reason is None:
-            chunk = await stdout.read(_READ_CHUNK)
-            if not chunk:
-                break
-            buffer += chunk
-            while (end := buffer.find(b"\n")) >= 0 and end <= self._limit:
-                line = bytes(buffer[:end])
-                del buffer[: end + 1]
-                await self._child_line(line)
-            if end > self._limit or len(buffer) > self._limit:
-                reason = f"the agent sent a message over the {self._limit} bytes limit (max_message_bytes)"
-        if reason is None and buffer.strip():
-            await self._child_line(bytes(buffer))
-        await self._child_gone(reason)
+    async def _from_child(self, child: ChildProcess) -> None:
+        reason = await child.read(self._limit, lambda line: self._child_line(child, line))
+        await self._child_gone(child, reason)
 
-    async def _child_line(self, line: bytes) -> None:
+    async def _child_line(self, child: ChildProcess, line: bytes) -> None:
         if not line.strip():
             return
         try:
@@ -390,120 +384,77 @@ class ChildConnection(RemoteConnection):
             return
         message: dict[str, Any] = parsed  # pyright: ignore[reportUnknownVariableType]
         method = message.get("method")
-        if isinstance(method, str) and method in HOST_METHODS and "id" in message:
-            await self._host_request(method, message)
+        hosted = self.command.host_tools != "client"
+        if hosted and isinstance(method, str) and method in HOST_METHODS and "id" in message:
+            await self._host_request(child, method, message)
             return
-        if method is None and "id" in message:
+        await self._to_client(child, message)
+
+    async def _to_client(self, child: ChildProcess, message: dict[str, Any]) -> None:
+        """A message of the child for the client (an answer is counted first)."""
+        if "method" not in message and "id" in message:
             self._answered(message)
         await self.transport.send(message)
 
     def _answered(self, message: dict[str, Any]) -> None:
         """The child answered a client request: keep the sessions and turns counts."""
-        key = _key(message.get("id"))
+        key = request_key(message.get("id"))
         pending = self._pending.pop(key, None)
         if self._turns.pop(key, None) is not None and not self._turns:
             self._idle.set()
         if pending is None or "error" in message:
             return
         result: Any = message.get("result")
-        if pending.method in _CREATING:
+        if pending.method in CREATING:
             created = cast("dict[str, Any]", result).get("sessionId") if isinstance(result, dict) else None
             if isinstance(created, str):
                 self._sessions.add(created)
-        elif pending.method in _OPENING and pending.session_id is not None:
+        elif pending.method in OPENING and pending.session_id is not None:
             self._sessions.add(pending.session_id)
         elif pending.method == "session/close" and pending.session_id is not None:
             self._sessions.discard(pending.session_id)
 
-    async def _host_request(self, method: str, message: dict[str, Any]) -> None:
-        """A file or terminal request of the child: to the client, the server's workspace, or refused."""
-        mode = self.command.host_tools
-        if mode == "client":
-            await self.transport.send(message)
-        elif self._workspace is None:
-            await self._to_child(
+    async def _host_request(self, child: ChildProcess, method: str, message: dict[str, Any]) -> None:
+        """A file or terminal request of the child: to the server's workspace, or refused."""
+        if self._workspace is None:
+            await child.write(
                 error_response(
                     message["id"],
                     -32601,
                     f"{method}: file and terminal tools are off on this server (host_tools='off')",
                 )
             )
-        else:
-            task = asyncio.ensure_future(self._serve_host(self._workspace, method, message))
-            self._serving.add(task)  # a terminal wait must not hold the child's other messages
-            task.add_done_callback(self._serving.discard)
+        else:  # a terminal wait must not hold the child's other messages
+            self._later(self._serve_host(child, self._workspace, method, message))
 
-    async def _serve_host(self, workspace: Workspace, method: str, message: dict[str, Any]) -> None:
+    async def _serve_host(
+        self, child: ChildProcess, workspace: Workspace, method: str, message: dict[str, Any]
+    ) -> None:
         try:
             answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
             answer["result"] = await workspace.answer(method, message.get("params"))
         except RequestError as error:
             answer = {"jsonrpc": "2.0", "id": message["id"], "error": error.to_error_obj()}
-        await self._to_child(answer)
+        await child.write(answer)
 
-    async def _read_stderr(self) -> None:
-        assert self.process is not None and self.process.stderr is not None
-        while chunk := await self.process.stderr.read(4096):
-            self._stderr += chunk
-            if len(self._stderr) > STDERR_TAIL:
-                del self._stderr[: len(self._stderr) - STDERR_TAIL]
-
-    async def _child_gone(self, reason: str | None) -> None:
+    async def _child_gone(self, child: ChildProcess, reason: str | None) -> None:
         """The child closed its stdout (it exited, or broke the limit): answer what it left, then close."""
-        process = self.process
-        assert process is not None
-        if reason is not None:
-            self._kill_group()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 5.0)
-        self._exited = True
+        why = await child.ended(reason)
         if self._client_gone:
             return  # the client left first: the connection is ending anyway
-        code = process.returncode
-        stderr = self._stderr.decode("utf-8", "replace").strip()
-        last = stderr.splitlines()[-1] if stderr else ""
-        why = reason or (f"the agent process exited (exit code {code})" + (f": {last}" if last else ""))
         logger.warning("connection %s: %s", self.id, why)
-        for key, pending in list(self._pending.items()):
-            request_id = json.loads(key)
-            data = {"method": pending.method, "exitCode": code, "stderr": stderr[-STDERR_TAIL:]}
-            await self.transport.send(
-                {"jsonrpc": "2.0", "id": request_id, "error": {"code": AGENT_EXITED, "message": why, "data": data}}
-            )
-        self._pending.clear()
-        self._turns.clear()
-        self._idle.set()
+        await self._fail(list(self._pending), child, why)
         await self._close(why)
 
-    # --- stopping ------------------------------------------------------------------------------------
-
-    def _kill_group(self, sig: signal.Signals = signal.SIGKILL) -> None:
-        process = self.process
-        if process is None:
-            return
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(process.pid, sig)
-
-    async def _stop_child(self) -> None:
-        """Close the child's stdin; `SIGTERM` its group after `stop_seconds`, `SIGKILL` as long after."""
-        process = self.process
-        if process is None:
-            return
-        try:
-            if process.returncode is None:
-                if process.stdin is not None:
-                    process.stdin.close()
-                for sig in (signal.SIGTERM, signal.SIGKILL):
-                    try:
-                        await asyncio.wait_for(process.wait(), self.command.stop_seconds)
-                        break
-                    except TimeoutError:
-                        logger.info("connection %s: the agent did not exit: %s", self.id, sig.name)
-                        self._kill_group(sig)
-                await process.wait()
-        finally:
-            self._kill_group()  # whatever it started in its group goes with it
+    async def _fail(self, keys: list[str], child: ChildProcess, why: str) -> None:
+        """Answer the client requests `keys` with the error saying why `child` exited."""
+        for key in keys:
+            pending = self._pending.pop(key, None)
+            if self._turns.pop(key, None) is not None and not self._turns:
+                self._idle.set()
+            if pending is None:
+                continue
+            data = {"method": pending.method, "exitCode": child.returncode, "stderr": child.stderr[-STDERR_TAIL:]}
+            await self.transport.send(
+                {"jsonrpc": "2.0", "id": json.loads(key), "error": {"code": AGENT_EXITED, "message": why, "data": data}}
+            )

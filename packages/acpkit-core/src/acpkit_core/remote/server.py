@@ -38,6 +38,7 @@ from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
 from .app import Endpoint, Limits
 from .auth import Tokens, is_loopback
 from .child import AgentCommand, ChildConnection
+from .child_sessions import SessionChildConnection
 from .connection import RemoteConnection
 from .guard import guarded_http_protocol, raise_open_file_limit, socket_budget
 from .wsprotocol import WireSettings, websocket_protocol
@@ -273,7 +274,9 @@ class RemoteServer:
             workspace = agent.check()
             limit = agent.message_limit
             telemetry = None
-            make_connection = functools.partial(ChildConnection, agent, workspace=workspace)
+            per_session = agent.child_per == "session"
+            connection = SessionChildConnection if per_session else ChildConnection
+            make_connection = functools.partial(connection, agent, workspace=workspace)
         else:
             self._store = open_store(agent.options.store)
             shared = SharedStore(self._store)
