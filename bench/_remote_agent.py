@@ -12,8 +12,9 @@ import os
 import time
 
 from acpkit_core.config import AgentOptions
-from acpkit_core.ir import Text
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.prompt.ir import Text
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason
 from acpkit_core.server import AcpAgent
 
 

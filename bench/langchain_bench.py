@@ -70,7 +70,7 @@ class _NullEmitter:
 
 async def mapped_stream(tokens: int, runs: int) -> float:
     """The runner's streaming path (checkpointer, two modes, subgraphs, the mapper) into a null emitter."""
-    from acpkit_core.tool_calls import ToolCalls
+    from acpkit_core.runner.tool_lifecycle import ToolCalls
     from langchain_acp._events import StreamMapper
     from langgraph.checkpoint.memory import InMemorySaver
 

@@ -31,10 +31,10 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-from acpkit_core.ir import Prompt, Text  # noqa: E402
-from acpkit_core.runner import ClientInfo, Session  # noqa: E402
+from acpkit_core.prompt.ir import Prompt, Text  # noqa: E402
+from acpkit_core.runner.tool_lifecycle import ToolCalls  # noqa: E402
+from acpkit_core.runner.types import ClientInfo, Session  # noqa: E402
 from acpkit_core.testing import AcpTestClient  # noqa: E402
-from acpkit_core.tool_calls import ToolCalls  # noqa: E402
 from pydantic_acp import PydanticRunner, create_acp_agent  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -22,7 +22,7 @@ import time
 import uuid
 from pathlib import Path
 
-from acpkit_core.runner import Session
+from acpkit_core.runner.types import Session
 from acpkit_core.store import SqliteStore
 from acpkit_core.testing import AcpTestClient
 

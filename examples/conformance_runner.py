@@ -1,7 +1,7 @@
 """A third runner, outside ACP Kit, checked by the shipped conformance suite in its own pytest run.
 
 `ScenarioRunner` stands for an adapter of a framework ACP Kit does not know: it uses only the
-public runner contract (`acpkit_core.runner`, the emitter and permission methods of the turn).
+public runner contract (`acpkit_core.runner.protocols`, the emitter and permission methods of the turn).
 `TestScenarioRunnerConformance` is all it takes to run every required ACP scenario against it:
 
     pytest examples/conformance_runner.py      # needs pytest and pytest-asyncio
@@ -18,11 +18,13 @@ import pytest
 from acp.helpers import text_block, tool_content
 from acpkit_core import AcpAgent
 from acpkit_core.config import AgentOptions
-from acpkit_core.emitter import notice_limit
-from acpkit_core.ir import Text
-from acpkit_core.runner import StopReason, Turn, TurnUsage
-from acpkit_core.stop import request_limit_message
-from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
+from acpkit_core.prompt.ir import Text
+from acpkit_core.runner.notices import notice_limit
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.stop import request_limit_message
+from acpkit_core.runner.types import StopReason, TurnUsage
+from acpkit_core.testing.conformance import RunnerConformance
+from acpkit_core.testing.conformance_memory import AgentFactory
 
 
 class ScenarioRunner:

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from acpkit_core import AcpAgent, RunnerCapabilities, run_stdio
-from acpkit_core.config import STANDARD_MODES, AgentOptions, Command
+from acpkit_core.config import AgentOptions, Command
+from acpkit_core.permissions import STANDARD_MODES
 from acpkit_core.prompt.text import model_text
-from acpkit_core.runner import StopReason, ToolInfo, Turn, TurnUsage
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason, ToolInfo, TurnUsage
 
 # --- the "framework" -------------------------------------------------------------------------------
 

@@ -20,10 +20,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from pathlib import Path
 from typing import Any
 
-from acpkit_core.config import STANDARD_MODES, ModelOption
+from acpkit_core.config import ModelOption
 from acpkit_core.errors import HostError
-from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.presentation import TOOL_PRESETS
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
+from acpkit_core.runner.tool_presets import TOOL_PRESETS
 from acpkit_core.server import run_stdio
 from acpkit_core.thinking import show_thinking_option
 from langchain.agents import create_agent

@@ -28,9 +28,9 @@ from collections.abc import AsyncIterator
 from typing import cast
 
 from acpkit_core import run_stdio
-from acpkit_core.config import STANDARD_MODES, ModelOption
-from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.runner import current_turn
+from acpkit_core.config import ModelOption
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
+from acpkit_core.runner.protocols import current_turn
 from acpkit_core.thinking import show_thinking_option
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent

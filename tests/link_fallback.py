@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from acpkit_core.elicitation import Answer, Question
-from acpkit_core.runner import Turn
+from acpkit_core.runner.elicitation import Answer, Question
+from acpkit_core.runner.protocols import Turn
 
 
 async def explain(question: Question, turn: Turn) -> Answer | None:

@@ -15,20 +15,14 @@ import pydantic_acp
 import pytest
 from acpkit_core import AcpAgent
 from acpkit_core.auth import Authentication, EnvVarMethod
-from acpkit_core.config import (
-    STANDARD_MODES,
-    AgentOptions,
-    AgentOptionsKwargs,
-    BooleanOption,
-    Command,
-    ModelOption,
-)
-from acpkit_core.elicitation import Answer, Question
+from acpkit_core.config import AgentOptions, AgentOptionsKwargs, BooleanOption, Command, ModelOption
 from acpkit_core.errors import UserError
 from acpkit_core.extensions import Extensions
-from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.presentation import shell_tool
-from acpkit_core.runner import Session, StopReason, Turn
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
+from acpkit_core.runner.elicitation import Answer, Question
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.tool_presets import shell_tool
+from acpkit_core.runner.types import Session, StopReason
 from acpkit_core.store import MemoryStore
 from acpkit_core.telemetry import Telemetry
 from langgraph.graph import END, START, MessagesState, StateGraph

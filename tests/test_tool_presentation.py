@@ -19,10 +19,10 @@ import pytest
 from acp.helpers import text_block, tool_content
 from acp.schema import FileEditToolCallContent, ResourceContentBlock, ToolCallProgress, ToolCallStart
 from acpkit_core import AcpAgent
-from acpkit_core.config import STANDARD_MODES
 from acpkit_core.errors import UserError
-from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.presentation import TOOL_PRESETS, ToolCallView, ToolPresentation
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
+from acpkit_core.runner.tool_presentation import ToolCallView, ToolPresentation
+from acpkit_core.runner.tool_presets import TOOL_PRESETS
 from acpkit_core.testing import AcpTestClient
 from acpkit_core.testing.results import ToolCallState, fold_tool_calls
 from pydantic_ai import Agent

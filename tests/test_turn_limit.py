@@ -20,8 +20,8 @@ import pydantic_acp
 import pytest
 from acpkit_core.errors import UserError
 from acpkit_core.limits import MAX_TURN_REQUESTS
+from acpkit_core.runner.stop import request_limit_message
 from acpkit_core.server import AcpAgent
-from acpkit_core.stop import request_limit_message
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain_core.tools import tool

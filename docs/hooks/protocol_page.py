@@ -4,7 +4,7 @@ On a line of its own, `<!-- acp-methods -->` becomes a table of every method the
 (`references/acp-schema/meta.json` and `meta.unstable.json`: agent, client and protocol methods),
 `<!-- acp-updates -->` one of every `session/update` kind (`schema.json` and
 `schema.unstable.json`), and `<!-- acp-unstable -->` one of the unstable surfaces ACP Kit sends
-only to clients that opted in (`acpkit_core.unstable.UNSTABLE_SURFACES`). Each row's support
+only to clients that opted in (`acpkit_core.runner.unstable.UNSTABLE_SURFACES`). Each row's support
 status is in `STATUS` below: a method or update of the schema without one fails the build (and
 `tests/docs/test_protocol_page.py`), so a new schema release cannot slip in unnoticed, and
 `tests/e2e/test_schema_conformance.py` checks that every one marked `yes` or `negotiated` really
@@ -183,7 +183,7 @@ def _rows(items: dict[str, bool], with_direction: bool) -> str:
 
 
 def _unstable_table() -> str:
-    from acpkit_core.unstable import UNSTABLE_SURFACES
+    from acpkit_core.runner.unstable import UNSTABLE_SURFACES
 
     lines = ["| surface (`_meta` key) | what | RFD |", "|---|---|---|"]
     for surface in UNSTABLE_SURFACES:

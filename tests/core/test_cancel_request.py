@@ -18,7 +18,7 @@ import pytest
 from acp import RequestError
 from acpkit_core.config import AgentOptions
 from acpkit_core.extensions import Extensions
-from acpkit_core.runner import Session
+from acpkit_core.runner.types import Session
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, PromptResult, ScriptedRunner
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from acpkit_core.config import AgentOptions
-from acpkit_core.testing.conformance import REQUIRED_SCENARIOS, AgentFactory, RunnerConformance, conformance_override
+from acpkit_core.testing.conformance import REQUIRED_SCENARIOS, RunnerConformance, conformance_override
+from acpkit_core.testing.conformance_memory import AgentFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "conformance_runner.py"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from acp.schema import UsageUpdate
-from acpkit_core import prices
 from acpkit_core.config import AgentOptions
+from acpkit_core.runner import prices
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 

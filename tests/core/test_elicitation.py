@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from acp.schema import RequestPermissionRequest, ToolCallProgress
 from acpkit_core.config import AgentOptions
-from acpkit_core.elicitation import Answer, Choice, Elicitor, Question, UrlElicitations
 from acpkit_core.errors import UserError
-from acpkit_core.runner import StopReason, Turn, current_turn
+from acpkit_core.runner.elicitation import Answer, Choice, Elicitor, Question, UrlElicitations
+from acpkit_core.runner.protocols import Turn, current_turn
+from acpkit_core.runner.types import StopReason
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acpkit_core.providers import EndpointModelCache, LlmEndpoint
+from acpkit_core.runner.providers import EndpointModelCache, LlmEndpoint
 
 
 def _endpoint(url: str, key: str = "k") -> LlmEndpoint:

@@ -37,8 +37,8 @@ from acp.schema import (
 )
 from acpkit_core.config import AgentOptions
 from acpkit_core.errors import HostError, HostUnavailableError, PathPolicyError, UserError
-from acpkit_core.host import ClientHost
-from acpkit_core.runner import ClientInfo, Session, StopReason
+from acpkit_core.runner.host import ClientHost
+from acpkit_core.runner.types import ClientInfo, Session, StopReason
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 from hypothesis import given

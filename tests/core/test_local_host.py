@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 from acp.schema import EnvVariable, TerminalExitStatus
-from acpkit_core.local_host import LocalClientHost
+from acpkit_core.client.local_host import LocalClientHost
 
 pytestmark = pytest.mark.timeout(30)
 

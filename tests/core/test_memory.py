@@ -13,7 +13,8 @@ from acp import RequestError
 from acp.schema import ImageContentBlock
 from acpkit_core.config import AgentOptions
 from acpkit_core.prompt.text import model_text
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason
 from acpkit_core.server import AcpAgent, memory
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 

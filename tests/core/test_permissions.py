@@ -9,17 +9,18 @@ from typing import Any
 
 import pytest
 from acp.schema import AllowedOutcome, DeniedOutcome, PermissionOption, RequestPermissionResponse, ToolKind
-from acpkit_core.config import STANDARD_MODES, Mode
 from acpkit_core.errors import UserError
 from acpkit_core.permissions import (
+    STANDARD_MODES,
     Decision,
+    Mode,
     PermissionPolicy,
     RememberedPermissions,
     decision_from_response,
     effective_decision,
     permission_options,
 )
-from acpkit_core.runner import PermissionDecision
+from acpkit_core.runner.types import PermissionDecision
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -1,4 +1,4 @@
-"""`acpkit_core.presentation` through the turn's real `ToolCalls` and emitter: what each update carries."""
+"""`acpkit_core.runner.tool_presentation` through the turn's real `ToolCalls` and emitter: what each update carries."""
 
 from __future__ import annotations
 
@@ -8,21 +8,19 @@ from typing import Any
 import pytest
 from acp.helpers import text_block, tool_content, tool_terminal_ref
 from acp.schema import FileEditToolCallContent, ResourceContentBlock
-from acpkit_core.emitter import TurnEmitter
 from acpkit_core.errors import UserError
-from acpkit_core.presentation import (
+from acpkit_core.runner.emitter import TurnEmitter
+from acpkit_core.runner.tool_lifecycle import StaticClassifier, ToolCalls
+from acpkit_core.runner.tool_presentation import Diff, ToolPresentation, kind_overrides
+from acpkit_core.runner.tool_presenter import ToolPresenter
+from acpkit_core.runner.tool_presets import (
     TOOL_PRESETS,
-    Diff,
-    ToolPresentation,
-    ToolPresenter,
-    kind_overrides,
     read_file_tool,
     search_files_tool,
     shell_tool,
     web_fetch_tool,
     write_file_tool,
 )
-from acpkit_core.tool_calls import StaticClassifier, ToolCalls
 
 CWD = "/work/app"
 

@@ -17,8 +17,8 @@ from acp.schema import (
     TextResourceContents,
 )
 from acpkit_core.errors import PromptError
-from acpkit_core.ir import Binary, ContextRef, Link, Prompt, Text
 from acpkit_core.prompt import base64_problem, guess_media_type, is_textual, parse_prompt
+from acpkit_core.prompt.ir import Binary, ContextRef, Link, Prompt, Text
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg=="
 OK_TEXT = {"type": "text", "text": "hello"}

@@ -8,8 +8,8 @@ from typing import Any
 
 from acp.schema import PromptRequest
 from acpkit_core.errors import PromptError
-from acpkit_core.ir import ContextRef, Prompt, Text
 from acpkit_core.prompt import context_wrapper, escape_context_text, parse_prompt
+from acpkit_core.prompt.ir import ContextRef, Prompt, Text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_acp._render import render_prompt as render_langchain

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from acpkit_core.ir import Binary, ContextRef, Link, Prompt, Text
 from acpkit_core.prompt import (
     binary_summary,
     context_wrapper,
@@ -17,6 +16,7 @@ from acpkit_core.prompt import (
     resource_description,
     uri_name,
 )
+from acpkit_core.prompt.ir import Binary, ContextRef, Link, Prompt, Text
 
 HOOK = (
     "file:///workspace/acpkit/packages/adapters/pydantic-acp/src/pydantic_acp/bridges/"

@@ -23,11 +23,12 @@ from acp.schema import (
 )
 from acpkit_core import AcpAgent
 from acpkit_core.config import AgentOptions
-from acpkit_core.ir import Text
-from acpkit_core.runner import Session, StopReason, Turn
+from acpkit_core.prompt.ir import Text
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.tool_classification import diff_content
+from acpkit_core.runner.types import Session, StopReason
 from acpkit_core.store import MemoryStore, RewindStore
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
-from acpkit_core.tools import diff_content
 
 
 def _said(updates: Sequence[Any]) -> list[str]:

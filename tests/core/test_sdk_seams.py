@@ -17,7 +17,8 @@ from acp import RequestError
 from acp.schema import AgentMessageChunk
 from acpkit_core.auth import AgentMethod, Authentication, AuthRequest
 from acpkit_core.config import AgentOptions
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason
 from acpkit_core.server import AcpAgent, _sdk
 from acpkit_core.server.transport import DirectSender
 from acpkit_core.testing import AcpTestClient, ScriptedRunner

@@ -22,14 +22,15 @@ from acp.schema import (
     UsageUpdate,
     UserMessageChunk,
 )
-from acpkit_core.capabilities import RunnerCapabilities
 from acpkit_core.config import AgentOptions
 from acpkit_core.errors import SessionNotFoundError
-from acpkit_core.runner import Session, StopReason, Turn
+from acpkit_core.runner.capabilities import RunnerCapabilities
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import Session, StopReason
+from acpkit_core.runner.unstable import UNSTABLE_SURFACES
 from acpkit_core.server import AcpAgent
 from acpkit_core.store import SqliteStore
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
-from acpkit_core.unstable import UNSTABLE_SURFACES
 
 
 def scripted(**options: object) -> AcpAgent:
@@ -270,7 +271,7 @@ class EmitterRunner:
         turn.emit.new_message()
         await turn.emit.text("c")
         await turn.emit.tool_call("left-open", title="x")
-        from acpkit_core.runner import PlanItem, TurnUsage
+        from acpkit_core.runner.types import PlanItem, TurnUsage
 
         plan = [PlanItem(content="p1"), PlanItem(content="p2", status="completed")]
         await turn.emit.plan(plan)
@@ -571,7 +572,7 @@ class McpEcho:
 
 
 async def test_client_mcp_servers_reach_the_session_typed() -> None:
-    from acpkit_core.runner import HttpMcpServer, SseMcpServer, StdioMcpServer
+    from acpkit_core.runner.types import HttpMcpServer, SseMcpServer, StdioMcpServer
 
     servers = (
         StdioMcpServer(name="fs", command="/usr/bin/fs", args=("-x",), env={"K": "v"}),

@@ -14,17 +14,11 @@ from acp.schema import (
     SessionConfigOptionSelect,
     UsageUpdate,
 )
-from acpkit_core.config import (
-    STANDARD_MODES,
-    AgentOptions,
-    BooleanOption,
-    Command,
-    ModelOption,
-    SelectOption,
-    SelectValue,
-)
+from acpkit_core.config import AgentOptions, BooleanOption, Command, ModelOption, SelectOption, SelectValue
 from acpkit_core.errors import UserError
-from acpkit_core.runner import StopReason, ToolInfo, Turn
+from acpkit_core.permissions import STANDARD_MODES
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason, ToolInfo
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 from acpkit_core.thinking import show_thinking_option
@@ -34,7 +28,7 @@ class ModeAwareRunner(ScriptedRunner):
     """Says the mode, the model, and whether `delete_file` is allowed / needs asking."""
 
     async def run_turn(self, turn: Turn) -> StopReason:
-        from acpkit_core.ir import Text
+        from acpkit_core.prompt.ir import Text
 
         text = "".join(p.text for p in turn.prompt if isinstance(p, Text))
         if text == "status":

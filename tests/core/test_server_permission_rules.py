@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from acpkit_core.config import STANDARD_MODES, AgentOptions
-from acpkit_core.ir import Text
-from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.config import AgentOptions
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
+from acpkit_core.prompt.ir import Text
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient
 

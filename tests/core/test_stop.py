@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from acpkit_core.stop import stop_reason_from_finish
+from acpkit_core.runner.stop import stop_reason_from_finish
 
 
 @pytest.mark.parametrize(

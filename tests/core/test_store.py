@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from acpkit_core.errors import SessionNotFoundError
-from acpkit_core.runner import HttpMcpServer, Session, StdioMcpServer
+from acpkit_core.runner.types import HttpMcpServer, Session, StdioMcpServer
 from acpkit_core.store import (
     InvalidCursorError,
     MemoryStore,

@@ -12,9 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 from acpkit_core.errors import SessionNotFoundError
-from acpkit_core.runner import Session
+from acpkit_core.runner.types import Session
 from acpkit_core.store import PostgresStore, SchemaTooNewError, TurnBusyError, open_store
-from acpkit_core.store.postgres import MIGRATIONS, migrate
+from acpkit_core.store.postgres_schema import MIGRATIONS, migrate
 
 
 def _schema_version(url: str) -> list[int]:

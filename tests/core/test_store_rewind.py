@@ -13,9 +13,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from acpkit_core.runner import HistoryLog, Session
+from acpkit_core.runner.types import HistoryLog, Session
 from acpkit_core.store import FileChange, PostgresStore, PromptMark, RewindStore, SessionStore, SqliteStore, open_store
-from acpkit_core.store.postgres import MIGRATIONS, migrate
+from acpkit_core.store.postgres_schema import MIGRATIONS, migrate
 
 
 def _spec(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:

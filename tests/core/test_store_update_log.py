@@ -9,10 +9,10 @@ from typing import Any
 import psycopg
 import pytest
 from acp import RequestError
-from acpkit_core.runner import Session
+from acpkit_core.runner.types import Session
 from acpkit_core.server.turn_log import prompt_key, resume_cursor
 from acpkit_core.store import PostgresStore, SqliteStore
-from acpkit_core.store.postgres import MIGRATIONS, migrate
+from acpkit_core.store.postgres_schema import MIGRATIONS, migrate
 
 
 async def test_a_sqlite_file_of_schema_3_gets_the_log_tables(tmp_path: Path) -> None:

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 from acp.schema import ToolKind
 from acpkit_core.errors import UserError
-from acpkit_core.tools import KIND_WORDS, classify_tool, diff_content, tool_locations, tool_title, tool_words
+from acpkit_core.runner.tool_classification import (
+    KIND_WORDS,
+    classify_tool,
+    diff_content,
+    tool_locations,
+    tool_title,
+    tool_words,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 

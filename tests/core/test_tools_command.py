@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from acpkit_core.config import STANDARD_MODES, AgentOptions
-from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.runner import ToolInfo, ToolListing, Turn
+from acpkit_core.config import AgentOptions
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import ToolInfo, ToolListing
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient
 from acpkit_core.testing.scripted import ScriptedRunner

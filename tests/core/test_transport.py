@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from acp.schema import AgentMessageChunk
 from acpkit_core.config import AgentOptions
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason
 from acpkit_core.server import AcpAgent
 from acpkit_core.server._sdk import wire_transport
 from acpkit_core.server.transport import DirectSender, encode_message

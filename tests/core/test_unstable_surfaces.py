@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from acp.schema import AgentMessageChunk, AgentPlanContentUpdate, AgentPlanRemovedUpdate, AgentPlanUpdate
 from acp_schema import StrictSchema
+from acpkit_core.client.unstable_updates import CompactionUpdate, NoticeUpdate
 from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
-from acpkit_core.unstable_updates import CompactionUpdate, NoticeUpdate
 
 SCRIPT = (
     "notice warning MCP server unavailable | Continuing without it.\n"

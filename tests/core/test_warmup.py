@@ -1,4 +1,4 @@
-"""The start-up warm-up schedule (`acpkit_core.warmup`), with real threads and real event loops."""
+"""The start-up warm-up schedule (`acpkit_core.runner.warmup`), with real threads and real event loops."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from collections.abc import Iterator
 
 import pytest
 from acpkit_core.config import AgentOptions
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason
+from acpkit_core.runner.warmup import WarmUp, warm_up
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
-from acpkit_core.warmup import WarmUp, warm_up
 
 
 @pytest.fixture

@@ -27,7 +27,8 @@ from acpkit_core.errors import (
     error_code,
     to_request_error,
 )
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient
 from langgraph.errors import GraphRecursionError

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from acpkit_core.config import STANDARD_MODES
+from acpkit_core.permissions import STANDARD_MODES
 from acpkit_core.testing import AcpTestClient
 from wire_client import EXAMPLES
 

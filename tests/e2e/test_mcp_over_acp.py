@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from acp import RequestError
-from acpkit_core.runner import StdioMcpServer
+from acpkit_core.runner.types import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
 from editor_mcp import editor_words
 from mcp.server import MCPServer

@@ -58,7 +58,7 @@ from typing import Any, cast
 import pytest
 from acp.schema import ToolCallStart
 from acpkit_core import AcpAgent
-from acpkit_core.ir import Prompt, Text
+from acpkit_core.prompt.ir import Prompt, Text
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain_acp import create_acp_agent as create_langchain_agent

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from acp.schema import AgentMessageChunk, AgentPlanContentUpdate, AgentPlanUpdate
 from acp_schema import StrictSchema
-from acpkit_core.runner import StdioMcpServer
-from acpkit_core.stop import request_limit_message
+from acpkit_core.client.unstable_updates import CompactionSummaryChunk, CompactionUpdate
+from acpkit_core.runner.stop import request_limit_message
+from acpkit_core.runner.types import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
-from acpkit_core.unstable_updates import CompactionSummaryChunk, CompactionUpdate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

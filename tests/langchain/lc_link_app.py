@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-from acpkit_core.runner import current_turn
+from acpkit_core.runner.protocols import current_turn
 from langchain.agents import create_agent
 from langchain_acp import ask_user, run_acp
 from langchain_core.tools import InjectedToolCallId, tool

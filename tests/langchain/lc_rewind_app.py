@@ -14,7 +14,7 @@ from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from acpkit_core.presentation import TOOL_PRESETS
+from acpkit_core.runner.tool_presets import TOOL_PRESETS
 from fake_model import Call, FakeChatModel, Reply
 from langchain.agents import create_agent
 from langchain_acp import run_acp

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acpkit_core.ir import Text
 from acpkit_core.prompt import parse_prompt
+from acpkit_core.prompt.ir import Text
 from langchain_acp import render_prompt, to_acp_blocks, to_human_message
 
 REFERENCES = Path(__file__).resolve().parents[2] / "references" / "prompts"

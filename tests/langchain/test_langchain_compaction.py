@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from acp import RequestError
+from acpkit_core.client.unstable_updates import CompactionSummaryChunk, CompactionUpdate
 from acpkit_core.testing import AcpTestClient
-from acpkit_core.unstable_updates import CompactionSummaryChunk, CompactionUpdate
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
 from langchain_acp import ScriptedChatModel, create_acp_agent

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import pytest
 from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
-from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
+from acpkit_core.testing.conformance import RunnerConformance
+from acpkit_core.testing.conformance_memory import AgentFactory
 from langchain.agents import create_agent
 from langchain_acp import AcpMcpMiddleware, AcpModelMiddleware, AcpPermissionMiddleware, ask_user, create_acp_agent
 from langchain_core.messages import BaseMessage, HumanMessage

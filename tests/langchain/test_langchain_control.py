@@ -7,8 +7,7 @@ import time
 from typing import Any, cast
 
 import pytest
-from acpkit_core.config import STANDARD_MODES
-from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware

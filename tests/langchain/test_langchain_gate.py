@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from acpkit_core.config import STANDARD_MODES
-from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient
 from deepagents import create_deep_agent

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from acp.schema import ToolCallStart
-from acpkit_core.config import STANDARD_MODES
-from acpkit_core.runner import StdioMcpServer
+from acpkit_core.permissions import STANDARD_MODES
+from acpkit_core.runner.types import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain_acp import AcpMcpMiddleware, AcpModeMiddleware, bind_connection, create_acp_agent

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer, ToolCallProgress
-from acpkit_core.runner import StdioMcpServer
+from acpkit_core.runner.types import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain_acp import (

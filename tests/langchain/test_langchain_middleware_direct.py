@@ -58,7 +58,7 @@ async def test_bound_middleware_and_handler_report_to_the_connection_and_modes_c
 
 async def test_a_bound_connection_presents_tool_calls(tmp_path: Any) -> None:
     from acp.schema import FileEditToolCallContent
-    from acpkit_core.presentation import TOOL_PRESETS
+    from acpkit_core.runner.tool_presets import TOOL_PRESETS
     from lc_helpers import write_file
 
     (tmp_path / "a.txt").write_text("old\n")
@@ -77,7 +77,7 @@ async def test_a_bound_connection_presents_tool_calls(tmp_path: Any) -> None:
 
 
 async def test_a_bound_connection_s_kind_overrides_reach_the_mode_filter() -> None:
-    from acpkit_core.presentation import ToolPresentation
+    from acpkit_core.runner.tool_presentation import ToolPresentation
 
     modes = AcpModeMiddleware(default_mode="readonly")
     model = FakeChatModel(script=[Reply(text="ok")])

@@ -20,8 +20,8 @@ from acp.schema import (
     TextResourceContents,
 )
 from acpkit_core.errors import PromptError
-from acpkit_core.ir import Binary
 from acpkit_core.prompt import parse_prompt
+from acpkit_core.prompt.ir import Binary
 from langchain_acp._content import (
     BlockStyle,
     audio_block_to_content,

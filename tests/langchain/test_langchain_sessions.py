@@ -13,7 +13,7 @@ import pytest
 from acp import image_block, text_block
 from acp.schema import ImageContentBlock, TextContentBlock
 from acpkit_core.prompt import parse_prompt
-from acpkit_core.runner import StdioMcpServer
+from acpkit_core.runner.types import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
 from langchain.agents import create_agent
 from langchain_acp import SessionContext, create_acp_agent, render_prompt

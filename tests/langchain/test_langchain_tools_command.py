@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acpkit_core.config import STANDARD_MODES
-from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.runner import StdioMcpServer
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
+from acpkit_core.runner.types import StdioMcpServer
 from acpkit_core.testing import AcpTestClient
 from deepagents import create_deep_agent
 from langchain.agents import create_agent

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.runner import current_turn
+from acpkit_core.runner.protocols import current_turn
 from pydantic_acp import run_acp
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage

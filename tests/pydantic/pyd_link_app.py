@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from acpkit_core.runner import current_turn
+from acpkit_core.runner.protocols import current_turn
 from pydantic_acp import ask_user, run_acp
 from pydantic_ai import Agent, RunContext
 

@@ -12,7 +12,7 @@ import pytest
 from acp.connection import StreamEvent
 from acpkit_core.delegate import RemoteAgent, RemoteAgentError, RemoteToolCall, acpkit_run_command
 from acpkit_core.errors import UserError
-from acpkit_core.runner import PermissionDecision
+from acpkit_core.runner.types import PermissionDecision
 from pydantic_acp import AcpModel
 from pydantic_ai import Agent
 from pydantic_ai.messages import (

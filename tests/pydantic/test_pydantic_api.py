@@ -6,7 +6,7 @@ from importlib.metadata import entry_points
 
 import pydantic_acp
 import pytest
-from acpkit_core.adapters import ENTRY_POINT_GROUP, Adapter
+from acpkit_core.cli.adapters import ENTRY_POINT_GROUP, Adapter
 from acpkit_core.config import AgentOptions, ModelOption
 from acpkit_core.errors import UserError
 from acpkit_core.prompt import parse_prompt

@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 from acpkit_core.config import AgentOptions
 from acpkit_core.server import AcpAgent
-from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
+from acpkit_core.testing.conformance import RunnerConformance
+from acpkit_core.testing.conformance_memory import AgentFactory
 from pydantic_acp import ask_user, create_acp_agent
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from acp.schema import AgentPlanUpdate, FileEditToolCallContent, McpServerStdio, TerminalToolCallContent
-from acpkit_core.config import STANDARD_MODES, Mode
-from acpkit_core.runner import Session, Turn
+from acpkit_core.permissions import STANDARD_MODES, Mode
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import Session
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call
 from pydantic_acp import PLAN_TOOL_NAME, create_acp_agent

@@ -10,8 +10,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from acpkit_core.config import STANDARD_MODES
-from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
 from acpkit_core.server import AcpAgent
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from acp.helpers import text_block, tool_content
 from acp.schema import AgentMessageChunk, ToolCallStart
+from acpkit_core.client.unstable_updates import CompactionUpdate
 from acpkit_core.testing import AcpTestClient
-from acpkit_core.unstable_updates import CompactionUpdate
 from pydantic_acp import create_acp_agent
 from pydantic_ai import Agent, CustomEvent, RunContext
 from pydantic_ai.capabilities import Hooks, ProcessHistory

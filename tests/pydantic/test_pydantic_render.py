@@ -6,8 +6,8 @@ import base64
 from typing import Any
 
 import pytest
-from acpkit_core.ir import Binary, Link
 from acpkit_core.prompt import parse_prompt
+from acpkit_core.prompt.ir import Binary, Link
 from pydantic_acp._render import render_part, render_prompt
 from pydantic_ai import Agent
 from pydantic_ai.messages import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 from acp.schema import ImageContentBlock, UserMessageChunk
-from acpkit_core.runner import HistoryLog, HttpMcpServer, StdioMcpServer
+from acpkit_core.runner.types import HistoryLog, HttpMcpServer, StdioMcpServer
 from acpkit_core.store import SqliteStore
 from acpkit_core.testing import AcpTestClient
 from pydantic_acp import create_acp_agent

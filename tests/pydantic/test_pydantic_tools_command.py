@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from acp.schema import McpServerStdio
-from acpkit_core.config import STANDARD_MODES
-from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.permissions import STANDARD_MODES, PermissionPolicy
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script
 from pydantic_acp import create_acp_agent

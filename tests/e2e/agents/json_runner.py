@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from acpkit_core.config import AgentOptions
 from acpkit_core.prompt import prompt_text
-from acpkit_core.runner import StopReason, Turn
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import StopReason
 from acpkit_core.server import AcpAgent, run_stdio
 
 

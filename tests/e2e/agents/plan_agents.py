@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from acpkit_core.config import STANDARD_MODES
-from acpkit_core.plan import PlanProvider
-from acpkit_core.runner import PlanItem, Session
+from acpkit_core.permissions import STANDARD_MODES
+from acpkit_core.runner.plan import PlanProvider
+from acpkit_core.runner.types import PlanItem, Session
 
 STEPS = [
     {"content": "Read the code", "status": "pending"},
@@ -92,7 +92,7 @@ def pydantic_agent() -> None:
 
 def langchain_agent() -> None:
     sys.path.insert(0, str(Path(__file__).parents[2] / "langchain"))
-    from acpkit_core.plan import PlanOutput
+    from acpkit_core.runner.plan import PlanOutput
     from fake_model import Call, FakeChatModel, Reply  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
     from langchain.agents import create_agent
     from langchain.agents.middleware import TodoListMiddleware

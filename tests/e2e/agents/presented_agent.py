@@ -10,7 +10,7 @@ import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from acpkit_core.presentation import TOOL_PRESETS
+from acpkit_core.runner.tool_presets import TOOL_PRESETS
 from pydantic_acp import run_acp
 from pydantic_ai import Agent, CustomEvent, RunContext
 from pydantic_ai.messages import ModelMessage, ToolReturnPart

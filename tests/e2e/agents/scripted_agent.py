@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from acpkit_core.auth import Authentication, EnvVarMethod
-from acpkit_core.config import STANDARD_MODES, AgentOptions, ModelOption
+from acpkit_core.config import AgentOptions, ModelOption
+from acpkit_core.permissions import STANDARD_MODES
 from acpkit_core.server import AcpAgent, run_stdio
 from acpkit_core.testing import ScriptedRunner
 

@@ -2,7 +2,7 @@
 
 It parses ACP prompts into a neutral IR ([`parse_prompt`][acpkit_core.prompt.parse.parse_prompt]),
 runs the ACP server ([`AcpAgent`][acpkit_core.server.AcpAgent]) around an adapter's
-[`Runner`][acpkit_core.runner.Runner], and owns sessions, permissions, modes, commands and the
+[`Runner`][acpkit_core.runner.protocols.Runner], and owns sessions, permissions, modes, commands and the
 client's files and terminal. Names are imported lazily, so `import acpkit_core` stays cheap.
 """
 
@@ -16,21 +16,10 @@ from ._sdk_schema import install as _lean_sdk_schema
 _lean_sdk_schema()  # the ACP SDK's models are built when first used, not all at import
 
 if TYPE_CHECKING:
-    from .adapters import Adapter, load_adapters
     from .auth import Authentication
-    from .capabilities import CapabilityProvider, CommandSource, RunnerCapabilities
-    from .config import (
-        STANDARD_MODES,
-        AgentOptions,
-        BooleanOption,
-        Command,
-        ConfigOption,
-        Mode,
-        ModelOption,
-        SelectOption,
-        SelectValue,
-    )
-    from .emitter import TurnEmitter
+    from .cli.adapters import Adapter, load_adapters
+    from .client.local_host import LocalClientHost
+    from .config import AgentOptions, BooleanOption, Command, ConfigOption, ModelOption, SelectOption, SelectValue
     from .errors import (
         AcpKitError,
         AuthRequiredError,
@@ -47,39 +36,36 @@ if TYPE_CHECKING:
         to_request_error,
     )
     from .extensions import ExtensionContext, Extensions
-    from .host import ClientHost, CommandResult
-    from .ir import Binary, ContextRef, Link, Part, Prompt, Text
-    from .local_host import LocalClientHost
-    from .permissions import EditHook, PermissionPolicy, RememberedPermissions, effective_decision
-    from .presentation import TOOL_PRESETS, ToolPresentation
+    from .permissions import STANDARD_MODES, EditHook, Mode, PermissionPolicy, RememberedPermissions, effective_decision
     from .prompt import context_wrapper, link_label, parse_prompt, prompt_text, resource_description
-    from .rewind import RewindPoint, SessionRewinder
-    from .runner import (
+    from .prompt.ir import Binary, ContextRef, Link, Part, Prompt, Text
+    from .runner.capabilities import CapabilityProvider, CommandSource, RunnerCapabilities
+    from .runner.emitter import TurnEmitter
+    from .runner.host import ClientHost, CommandResult
+    from .runner.protocols import Emitter, McpLister, Runner, SessionDeleter, SessionHooks, ToolLister, Turn
+    from .runner.rewind import RewindPoint, SessionRewinder
+    from .runner.stop import stop_reason_from_finish
+    from .runner.tool_classification import classify_tool, diff_content, tool_locations, tool_title
+    from .runner.tool_presentation import ToolPresentation
+    from .runner.tool_presets import TOOL_PRESETS
+    from .runner.types import (
         ClientInfo,
-        Emitter,
         HistoryLog,
         HttpMcpServer,
-        McpLister,
         McpServer,
         McpServerStatus,
         PermissionDecision,
         PlanItem,
-        Runner,
         Session,
-        SessionDeleter,
-        SessionHooks,
         SseMcpServer,
         StdioMcpServer,
         StopReason,
         ToolInfo,
-        ToolLister,
         ToolListing,
         ToolSource,
-        Turn,
         TurnUsage,
     )
     from .server import AcpAgent, run_stdio, serve_stdio
-    from .stop import stop_reason_from_finish
     from .store import MemoryStore, SessionStore, SqliteStore, default_store_path
     from .telemetry import Telemetry
     from .thinking import (
@@ -90,7 +76,6 @@ if TYPE_CHECKING:
         thinking_level,
         thinking_option,
     )
-    from .tools import classify_tool, diff_content, tool_locations, tool_title
 
 __all__ = [
     "STANDARD_MODES",
@@ -190,22 +175,13 @@ __all__ = [
 ]
 
 _HOMES: dict[str, str] = {
-    **dict.fromkeys(["Adapter", "load_adapters"], "adapters"),
+    **dict.fromkeys(["Adapter", "load_adapters"], "cli.adapters"),
     **dict.fromkeys(["Authentication"], "auth"),
-    **dict.fromkeys(["CapabilityProvider", "CommandSource", "RunnerCapabilities"], "capabilities"),
-    **dict.fromkeys(["TurnEmitter"], "emitter"),
+    **dict.fromkeys(["CapabilityProvider", "CommandSource", "RunnerCapabilities"], "runner.capabilities"),
+    **dict.fromkeys(["TurnEmitter"], "runner.emitter"),
+    **dict.fromkeys(["Mode", "STANDARD_MODES"], "permissions"),
     **dict.fromkeys(
-        [
-            "STANDARD_MODES",
-            "AgentOptions",
-            "BooleanOption",
-            "Command",
-            "ConfigOption",
-            "Mode",
-            "ModelOption",
-            "SelectOption",
-            "SelectValue",
-        ],
+        ["AgentOptions", "BooleanOption", "Command", "ConfigOption", "ModelOption", "SelectOption", "SelectValue"],
         "config",
     ),
     **dict.fromkeys(
@@ -227,42 +203,39 @@ _HOMES: dict[str, str] = {
         "errors",
     ),
     **dict.fromkeys(["ExtensionContext", "Extensions"], "extensions"),
-    **dict.fromkeys(["ClientHost", "CommandResult"], "host"),
-    **dict.fromkeys(["LocalClientHost"], "local_host"),
-    **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "ir"),
+    **dict.fromkeys(["ClientHost", "CommandResult"], "runner.host"),
+    **dict.fromkeys(["LocalClientHost"], "client.local_host"),
+    **dict.fromkeys(["Binary", "ContextRef", "Link", "Part", "Prompt", "Text"], "prompt.ir"),
     **dict.fromkeys(["EditHook", "PermissionPolicy", "RememberedPermissions", "effective_decision"], "permissions"),
     **dict.fromkeys(["context_wrapper", "link_label", "parse_prompt", "prompt_text", "resource_description"], "prompt"),
-    **dict.fromkeys(["RewindPoint", "SessionRewinder"], "rewind"),
+    **dict.fromkeys(["RewindPoint", "SessionRewinder"], "runner.rewind"),
     **dict.fromkeys(
         [
             "ClientInfo",
-            "Emitter",
             "HistoryLog",
             "HttpMcpServer",
-            "McpLister",
             "McpServer",
             "McpServerStatus",
             "PermissionDecision",
             "PlanItem",
-            "Runner",
             "Session",
-            "SessionDeleter",
-            "SessionHooks",
             "SseMcpServer",
             "StdioMcpServer",
             "StopReason",
             "ToolInfo",
-            "ToolLister",
             "ToolListing",
             "ToolSource",
-            "Turn",
             "TurnUsage",
         ],
-        "runner",
+        "runner.types",
     ),
-    **dict.fromkeys(["TOOL_PRESETS", "ToolPresentation"], "presentation"),
+    **dict.fromkeys(
+        ["Emitter", "McpLister", "Runner", "SessionDeleter", "SessionHooks", "ToolLister", "Turn"], "runner.protocols"
+    ),
+    **dict.fromkeys(["TOOL_PRESETS"], "runner.tool_presets"),
+    **dict.fromkeys(["ToolPresentation"], "runner.tool_presentation"),
     **dict.fromkeys(["AcpAgent", "run_stdio", "serve_stdio"], "server"),
-    **dict.fromkeys(["stop_reason_from_finish"], "stop"),
+    **dict.fromkeys(["stop_reason_from_finish"], "runner.stop"),
     **dict.fromkeys(["MemoryStore", "SessionStore", "SqliteStore", "default_store_path"], "store"),
     **dict.fromkeys(["Telemetry"], "telemetry"),
     **dict.fromkeys(
@@ -276,7 +249,7 @@ _HOMES: dict[str, str] = {
         ],
         "thinking",
     ),
-    **dict.fromkeys(["classify_tool", "diff_content", "tool_locations", "tool_title"], "tools"),
+    **dict.fromkeys(["classify_tool", "diff_content", "tool_locations", "tool_title"], "runner.tool_classification"),
 }
 
 

@@ -190,8 +190,8 @@ def warm_sdk_models() -> None:
 
     The server calls it when a client initializes: the models are built while the client reads the
     answer and opens its session, and a first turn waits for them as for an adapter's first stage
-    ([`acpkit_core.warmup`][acpkit_core.warmup]).
+    ([`acpkit_core.runner.warmup`][acpkit_core.runner.warmup]).
     """
-    from . import warmup
+    from .runner import warmup
 
     warmup.warm_up("acp-sdk", prepare=warm_models)

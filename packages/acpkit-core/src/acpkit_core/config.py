@@ -14,94 +14,31 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 from acp.schema import ToolKind
 
 from .errors import UserError
-from .host_tools import HostTools
-from .runner import CommandHandler
+from .runner.host_tools import HostTools
+from .runner.protocols import CommandHandler
 
 if TYPE_CHECKING:
     from .auth import Authentication
-    from .elicitation import AskFallback
     from .extensions import Extensions
     from .permissions import PermissionPolicy
-    from .plan import PlanProvider
-    from .presentation import ToolPresentation
+    from .runner.plan import PlanProvider
+    from .runner.protocols import AskFallback
+    from .runner.tool_presentation import ToolPresentation
     from .store import SessionStore
     from .telemetry import Telemetry
+from .permissions import Mode
 
 __all__ = [
-    "STANDARD_MODES",
     "AgentOptions",
     "AgentOptionsKwargs",
     "BooleanOption",
     "Command",
     "ConfigOption",
-    "Mode",
     "ModelOption",
     "SelectOption",
     "SelectValue",
     "agent_options",
 ]
-
-READ_ONLY_KINDS: frozenset[ToolKind] = frozenset({"read", "search", "think", "fetch"})
-MUTATING_KINDS: frozenset[ToolKind] = frozenset({"edit", "delete", "move", "execute"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Mode:
-    """A session mode: which tools the model may use and which need the user's permission."""
-
-    id: str
-    """Stable id (`readonly`)."""
-    name: str
-    """Name shown to the user."""
-    description: str | None = None
-    """One line shown to the user."""
-    allowed_kinds: frozenset[ToolKind] | None = None
-    """Tool kinds the model may see; `None` means all."""
-    ask_kinds: frozenset[ToolKind] = frozenset()
-    """Tool kinds that need the user's permission in this mode."""
-    plan_only: bool = False
-    """The model may plan but not run mutating tools."""
-
-    def allows(self, kind: ToolKind) -> bool:
-        """True when tools of this kind are visible in this mode."""
-        if self.plan_only and kind in MUTATING_KINDS:
-            return False
-        return self.allowed_kinds is None or kind in self.allowed_kinds
-
-    def asks(self, kind: ToolKind) -> bool:
-        """True when tools of this kind need permission in this mode."""
-        return kind in self.ask_kinds
-
-
-STANDARD_MODES: tuple[Mode, ...] = (
-    Mode(
-        id="agentic",
-        name="Agentic",
-        description="Runs tools without asking, except those the agent's own permission rules ask about.",
-    ),
-    Mode(
-        id="interactive",
-        name="Interactive",
-        description="Also asks before editing, deleting or moving files and before running commands.",
-        ask_kinds=MUTATING_KINDS,
-    ),
-    Mode(
-        id="readonly",
-        name="Read-only",
-        description="Offers only tools that read, search, fetch or think: nothing is changed.",
-        allowed_kinds=READ_ONLY_KINDS,
-    ),
-    Mode(
-        id="planning",
-        name="Planning",
-        description="Investigates and writes a plan; runs no tool that changes anything.",
-        plan_only=True,
-    ),
-)
-"""The standard preset: `agentic`, `interactive`, `readonly`, `planning`.
-
-A mode adds to the agent's own permission rules (`permission_policy`, the framework's approvals),
-never removes from them: in `agentic` a tool the agent's rules ask about is still asked about."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,7 +152,7 @@ class AgentOptions:
     """How tool calls are shown, by tool name or glob pattern: title, kind, locations, a diff from the
     arguments, the output as code, a terminal or search results (`{"run_sql": ToolPresentation(...)}`;
     `TOOL_PRESETS` covers common file, shell and web tools). See
-    [`acpkit_core.presentation`][acpkit_core.presentation]."""
+    [`acpkit_core.runner.tool_presentation`][acpkit_core.runner.tool_presentation]."""
     coalesce_ms: float = 0.0
     """Merge text/thought deltas arriving within this window into one chunk (0: off)."""
     write_window_ms: float = 2.0
@@ -228,7 +165,7 @@ class AgentOptions:
     host_tools: HostTools = "client"
     """Who serves the agent's file and terminal tools: `"client"` (what the client advertised),
     `"server"` (this machine's `allowed_paths`, under the path policy) or `"off"` (none; the agent is
-    told the client has no files or terminals). See [`acpkit_core.host_tools`][acpkit_core.host_tools]."""
+    told the client has no files or terminals). See [`acpkit_core.runner.host_tools`][acpkit_core.runner.host_tools]."""
     context_window: int | None = None
     """The model's context window in tokens, for `usage_update` when the framework does not report
     one (a [`ModelOption`][acpkit_core.config.ModelOption]'s own window wins for that model)."""
@@ -264,12 +201,12 @@ class AgentOptions:
     [`Telemetry`][acpkit_core.telemetry.Telemetry]).
     `None`: none, and no telemetry work at all."""
     ask_fallback: AskFallback | None = None
-    """How a tool's question ([`Turn.ask`][acpkit_core.runner.Turn.ask]) reaches a client that cannot
+    """How a tool's question ([`Turn.ask`][acpkit_core.runner.protocols.Turn.ask]) reaches a client that cannot
     be asked by elicitation in the needed mode: an async `(question, turn) -> Answer | None`
-    ([`AskFallback`][acpkit_core.elicitation.AskFallback]); `None` from it, or no fallback, asks a
+    ([`AskFallback`][acpkit_core.runner.protocols.AskFallback]); `None` from it, or no fallback, asks a
     permission-style question instead."""
     plan_provider: PlanProvider | None = None
-    """A plan owned by the host, not the model ([`PlanProvider`][acpkit_core.plan.PlanProvider]): read when a
+    """A plan owned by the host, not the model ([`PlanProvider`][acpkit_core.runner.plan.PlanProvider]): read when a
     session opens and around every turn, shown when it changed; with `set_plan`, the model's changes go to
     it. `None`: the model's plan (its plan tool, `todos`, a `PlanOutput` answer) is the plan."""
 

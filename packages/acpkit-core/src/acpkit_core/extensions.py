@@ -43,7 +43,7 @@ from acp import RequestError
 from pydantic import BaseModel, ValidationError
 
 from .errors import AcpKitError, UserError
-from .runner import ClientInfo, Session
+from .runner.types import ClientInfo, Session
 
 __all__ = ["EXTENSIONS_META_KEY", "ExtensionContext", "ExtensionHandler", "Extensions"]
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from acpkit_core.runner import PermissionDecision
+from acpkit_core.runner.types import PermissionDecision
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Interrupt
 

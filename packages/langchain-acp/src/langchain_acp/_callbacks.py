@@ -32,16 +32,13 @@ from acp.schema import (
     ToolCallUpdate,
     ToolKind,
 )
-from acpkit_core.emitter import MessageBlock, TurnEmitter, WireUpdate, update_from_json
-from acpkit_core.permissions import PermissionGate, PermissionPolicy, RememberedPermissions
-from acpkit_core.presentation import (
-    ToolPresentation,
-    ToolPresenter,
-    disk_reader,
-    kind_overrides,
-    validate_presentation,
-)
-from acpkit_core.runner import PermissionDecision
+from acpkit_core.permissions import PermissionPolicy, RememberedPermissions
+from acpkit_core.runner.emitter import TurnEmitter
+from acpkit_core.runner.permission_gate import PermissionGate
+from acpkit_core.runner.tool_presentation import ToolPresentation, kind_overrides, validate_presentation
+from acpkit_core.runner.tool_presenter import ToolPresenter, disk_reader
+from acpkit_core.runner.types import PermissionDecision
+from acpkit_core.runner.updates import MessageBlock, WireUpdate, update_from_json
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
@@ -193,7 +190,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             session_id: The ACP session the updates belong to.
             cwd: The session's working directory (tool locations are resolved against it).
             tool_kinds: Per-tool overrides of the tool-kind classifier.
-            tool_presentation: How tool calls are shown, by tool name or pattern (`acpkit_core.presentation`;
+            tool_presentation: How tool calls are shown, by tool name or pattern (`acpkit_core.runner.tool_presentation`;
                 diffs read the old text from this machine's disk, under `cwd`).
             stream_tokens: Send model tokens and reasoning (turn off when something else streams them).
             content_mapper: How a streamed chunk's content becomes ACP content blocks (default: its text).

@@ -6,7 +6,7 @@ import inspect
 from typing import Any, cast
 
 from acpkit_core.config import AgentOptions
-from acpkit_core.ir import Prompt
+from acpkit_core.prompt.ir import Prompt
 from langgraph.pregel import Pregel
 
 from ._runner import Graph

@@ -43,7 +43,7 @@ from acp.schema import (
     TextResourceContents,
 )
 from acpkit_core.errors import PromptError
-from acpkit_core.ir import Binary, ContextRef, Link, Part, Text
+from acpkit_core.prompt.ir import Binary, ContextRef, Link, Part, Text
 from acpkit_core.prompt.parse import parse_block
 from acpkit_core.prompt.text import binary_summary, context_wrapper, resource_description, uri_name
 

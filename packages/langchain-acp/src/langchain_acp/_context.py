@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from acp.schema import ToolKind
-from acpkit_core.permissions import PermissionGate
-from acpkit_core.runner import Emitter, PermissionDecision, Turn
-from acpkit_core.tool_calls import StaticClassifier, ToolCalls
+from acpkit_core.runner.permission_gate import PermissionGate
+from acpkit_core.runner.protocols import Emitter, Turn
+from acpkit_core.runner.tool_lifecycle import StaticClassifier, ToolCalls
+from acpkit_core.runner.types import PermissionDecision
 from langchain_core.tools import BaseTool
 
 __all__ = ["Binding", "StaticClassifier", "ToolGate", "current_binding"]

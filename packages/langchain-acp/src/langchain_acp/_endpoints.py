@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from acpkit_core.providers import PLACEHOLDER_KEY, EndpointModelCache, EndpointSupport, LlmEndpoint
+from acpkit_core.runner.providers import PLACEHOLDER_KEY, EndpointModelCache, EndpointSupport, LlmEndpoint
 from langchain_core.language_models import BaseChatModel
 
 __all__ = ["EndpointChatModels", "chat_model_name", "endpoint_support"]

@@ -31,9 +31,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from acpkit_core.plan import PlanOutput, partial_plan, plan_items
-from acpkit_core.runner import CompactionStatus, Emitter, PlanItem, Turn
-from acpkit_core.tool_calls import ToolCalls
+from acpkit_core.runner.plan import PlanOutput, partial_plan, plan_items
+from acpkit_core.runner.protocols import Emitter, Turn
+from acpkit_core.runner.tool_lifecycle import ToolCalls
+from acpkit_core.runner.types import CompactionStatus, PlanItem
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command

@@ -4,7 +4,7 @@ LangChain's own fallback mechanisms (`ModelFallbackMiddleware` in a `create_agen
 model's `with_fallbacks([...])`, a retry middleware) all end one model call with an error and
 start another. [`FallbackWatcher`][langchain_acp._fallback.FallbackWatcher] sees both in the
 turn's callbacks and, when a model call starts after one failed, sends core's fallback notice
-(`acpkit_core.emitter.notice_model_fallback`) naming the model that failed, why, and the one tried
+(`acpkit_core.runner.notices.notice_model_fallback`) naming the model that failed, why, and the one tried
 next, before that one answers. A call that fails with nothing after it is the turn's error, not a
 fallback: no notice.
 """
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 from uuid import UUID
 
-from acpkit_core.emitter import notice_model_fallback
+from acpkit_core.runner.notices import notice_model_fallback
 from langchain_core.callbacks import AsyncCallbackHandler
 
 from ._context import Binding

@@ -1,6 +1,6 @@
 """The permission and mode gate on every tool a served graph runs, whatever the graph's shape.
 
-The rules live in core ([`PermissionGate`][acpkit_core.permissions.PermissionGate], reached
+The rules live in core ([`PermissionGate`][acpkit_core.runner.permission_gate.PermissionGate], reached
 through the turn); this module only hooks LangChain's tool execution to them, in two places:
 
 - [`gated_graph`][langchain_acp._gate.gated_graph]: the runner's copy of the graph gets a gate
@@ -34,7 +34,7 @@ from typing import Any, TypeAlias, cast
 from uuid import UUID
 
 from acpkit_core.permissions import EditHook
-from acpkit_core.runner import PermissionDecision
+from acpkit_core.runner.types import PermissionDecision
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException

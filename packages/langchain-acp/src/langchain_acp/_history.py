@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
-from acpkit_core.tool_calls import NOT_RUN_TEXT, STOPPED_TEXT
+from acpkit_core.runner.tool_lifecycle import NOT_RUN_TEXT, STOPPED_TEXT
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 __all__ = [

@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
 from acpkit_core.errors import AcpKitError
-from acpkit_core.runner import McpServer, WireMcpServer, mcp_servers_from_wire
+from acpkit_core.runner.types import McpServer, WireMcpServer, mcp_servers_from_wire
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 McpServerLike: TypeAlias = McpServer | WireMcpServer
-"""An MCP server description: core's (`acpkit_core.runner.McpServer`) or the SDK's, as `session/new` gives it."""
+"""An MCP server description: core's (`acpkit_core.runner.types.McpServer`) or the SDK's, as `session/new` gives it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

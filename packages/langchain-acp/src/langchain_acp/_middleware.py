@@ -8,9 +8,9 @@ from contextvars import Token
 
 from acp.schema import ToolKind
 from acpkit_core.errors import HostUnavailableError
-from acpkit_core.host import ClientHost
 from acpkit_core.permissions import PermissionPolicy
-from acpkit_core.presentation import ToolPresentation
+from acpkit_core.runner.host import ClientHost
+from acpkit_core.runner.tool_presentation import ToolPresentation
 from langchain_core.tools import BaseTool
 
 from ._callbacks import LEFT_OPEN_TEXT, SessionUpdater, binding_for_connection
@@ -92,7 +92,7 @@ def bind_connection(
     answers are remembered for the session while the connection lives, and `binding.cancel()`
     (call it from the server's `session/cancel`) gives up an open question. Leaving the block
     closes the tool calls the run left open. `tool_presentation` says how tool calls are shown, as
-    the option of the same name does ([`acpkit_core.presentation`][acpkit_core.presentation]); its diffs read
+    the option of the same name does ([`acpkit_core.runner.tool_presentation`][acpkit_core.runner.tool_presentation]); its diffs read
     the old text from this machine's disk, under `cwd`.
     """
     binding = binding_for_connection(

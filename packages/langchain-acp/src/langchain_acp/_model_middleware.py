@@ -2,7 +2,7 @@
 
 A graph built once by `create_agent` has one model. Offering `models=` through ACP then needs the
 choice to reach each model call: this middleware swaps the request's model for the one the turn
-runs with ([`turn.model_id`][acpkit_core.runner.Turn.model_id]: a prompt's `_meta.acpkit.model` or
+runs with ([`turn.model_id`][acpkit_core.runner.protocols.Turn.model_id]: a prompt's `_meta.acpkit.model` or
 `/model <id> <prompt>`, else the `model` config option). A `graph_factory` gets the same choice as
 `SessionContext.model_id` and builds the graph with it instead.
 """
@@ -29,7 +29,7 @@ MODEL_MIDDLEWARE_NAME = "AcpModelMiddleware"
 
 class AcpModelMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Runs each model call with the turn's model: the prompt's own choice, else the session's; on the
-    client's own endpoint when it set one (`providers/set`, unstable: see `acpkit_core.providers`).
+    client's own endpoint when it set one (`providers/set`, unstable: see `acpkit_core.runner.providers`).
 
     `models` maps the ids offered with `create_acp_agent(models=[...])` to chat models (instances,
     or names for `init_chat_model`); an id it does not map is itself given to `init_chat_model`

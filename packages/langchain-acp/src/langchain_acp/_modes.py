@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NotRequired
 
 from acp.schema import CurrentModeUpdate
-from acpkit_core.config import STANDARD_MODES, Mode
-from acpkit_core.tools import classify_tool
+from acpkit_core.permissions import STANDARD_MODES, Mode
+from acpkit_core.runner.tool_classification import classify_tool
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage

@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, cast
 
 from acp.schema import ToolKind
-from acpkit_core.config import STANDARD_MODES, Mode
-from acpkit_core.permissions import EditHook, PermissionPolicy, refusal_reason
+from acpkit_core.permissions import STANDARD_MODES, EditHook, Mode, PermissionPolicy, refusal_reason
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from acp.schema import PlanEntryStatus
-from acpkit_core.runner import PlanItem
+from acpkit_core.runner.types import PlanItem
 
 __all__ = ["todos_to_plan"]
 

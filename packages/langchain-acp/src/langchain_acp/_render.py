@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from acpkit_core.ir import Part, Prompt, Text
+from acpkit_core.prompt.ir import Part, Prompt, Text
 from langchain_core.messages import HumanMessage
 
 from ._content import BlockStyle, ContentDict, RootDir, part_to_content

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from acpkit_core.errors import RewindError
-from acpkit_core.rewind import RewindPoint
+from acpkit_core.runner.rewind import RewindPoint
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.pregel import Pregel

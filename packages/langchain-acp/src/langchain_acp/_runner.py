@@ -1,6 +1,6 @@
 """The LangGraph runner: one ACP turn = one run (or a few, across approvals) of a compiled graph.
 
-[`LangGraphRunner`][langchain_acp.LangGraphRunner] implements `acpkit_core.runner.Runner`
+[`LangGraphRunner`][langchain_acp.LangGraphRunner] implements `acpkit_core.runner.protocols.Runner`
 (and the optional `SessionHooks` and `ToolLister`) for any compiled graph whose state has
 `messages`: `langchain.agents.create_agent` graphs, DeepAgents graphs, hand-built `StateGraph`s.
 
@@ -28,16 +28,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, cast
 
 from acp.schema import StopReason
-from acpkit_core.capabilities import RunnerCapabilities
-from acpkit_core.emitter import TurnEmitter, notice_limit, notice_mcp_failures
 from acpkit_core.errors import RewindError, UserError
-from acpkit_core.ir import Prompt, Text
 from acpkit_core.permissions import EditHook
-from acpkit_core.providers import EndpointSupport
-from acpkit_core.rewind import RewindPoint
-from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, ToolSource, Turn
-from acpkit_core.stop import limit_message, request_limit_message, stop_reason_from_finish
-from acpkit_core.tool_calls import ToolCalls
+from acpkit_core.prompt.ir import Prompt, Text
+from acpkit_core.runner.capabilities import RunnerCapabilities
+from acpkit_core.runner.emitter import TurnEmitter
+from acpkit_core.runner.notices import notice_limit, notice_mcp_failures
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.providers import EndpointSupport
+from acpkit_core.runner.rewind import RewindPoint
+from acpkit_core.runner.stop import limit_message, request_limit_message, stop_reason_from_finish
+from acpkit_core.runner.tool_lifecycle import ToolCalls
+from acpkit_core.runner.types import McpServerStatus, Session, ToolInfo, ToolListing, ToolSource
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool

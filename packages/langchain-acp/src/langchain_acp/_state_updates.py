@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
 from acpkit_core.errors import UserError
-from acpkit_core.runner import Emitter, NoticeSeverity, PlanItem, ToolCallContent, Turn
-from acpkit_core.tool_calls import ToolCalls
-from acpkit_core.tools import diff_content
+from acpkit_core.runner.protocols import Emitter, Turn
+from acpkit_core.runner.tool_classification import diff_content
+from acpkit_core.runner.tool_lifecycle import ToolCalls
+from acpkit_core.runner.types import NoticeSeverity, PlanItem, ToolCallContent
 
 from ._plan import todos_to_plan
 

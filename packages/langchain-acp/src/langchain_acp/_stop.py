@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from acp.schema import StopReason
 from acpkit_core.errors import error_code as core_error_code
-from acpkit_core.stop import stop_reason_for_failure, stop_reason_from_finish
+from acpkit_core.runner.stop import stop_reason_for_failure, stop_reason_from_finish
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphRecursionError
 

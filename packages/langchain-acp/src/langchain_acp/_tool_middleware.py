@@ -19,7 +19,7 @@ __all__ = ["AcpToolMiddleware"]
 class AcpToolMiddleware(AgentMiddleware[Any, Any, Any]):
     """Reports each tool run: `tool_call` (if not announced yet), `in_progress`, then `completed` or `failed`.
 
-    Kinds, titles and locations come from `acpkit_core.tools` (the turn's per-tool overrides
+    Kinds, titles and locations come from `acpkit_core.runner.tool_classification` (the turn's per-tool overrides
     apply). Inside `LangGraphRunner` the runner reports tools too; both go through one tracker,
     so nothing is sent twice.
 

@@ -1,6 +1,6 @@
 """How a LangChain tool's output looks on ACP: content, status, `rawOutput`.
 
-The lifecycle of the turn's tool calls is core's [`ToolCalls`][acpkit_core.tool_calls.ToolCalls]
+The lifecycle of the turn's tool calls is core's [`ToolCalls`][acpkit_core.runner.tool_lifecycle.ToolCalls]
 (`turn.tool_calls`, or the binding's over a connection): the stream mapper, the tool middleware,
 the callback handler and the gate all report through that one object, so a call is never sent
 twice or out of order.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
-from acpkit_core.runner import ToolCallContent
-from acpkit_core.tool_calls import ToolCalls
+from acpkit_core.runner.tool_lifecycle import ToolCalls
+from acpkit_core.runner.types import ToolCallContent
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 

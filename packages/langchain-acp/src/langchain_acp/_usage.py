@@ -1,7 +1,7 @@
-"""A LangChain model response's `usage_metadata` as a [`TurnUsage`][acpkit_core.runner.TurnUsage].
+"""A LangChain model response's `usage_metadata` as a [`TurnUsage`][acpkit_core.runner.types.TurnUsage].
 
 The model's name (`response_metadata["model_name"]`) goes along: LangChain reports no context
-window or price, so core looks both up by name (`acpkit_core.prices`) for the context meter.
+window or price, so core looks both up by name (`acpkit_core.runner.prices`) for the context meter.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from acpkit_core.runner import TurnUsage
+from acpkit_core.runner.types import TurnUsage
 from langchain_core.messages import BaseMessage
 
 __all__ = ["usage_from_message"]

@@ -1,6 +1,6 @@
 """Warm LangChain and LangGraph up at start-up, so the first prompt costs what later ones do.
 
-The schedule is core's ([`acpkit_core.warmup`][acpkit_core.warmup]); this module supplies what is
+The schedule is core's ([`acpkit_core.runner.warmup`][acpkit_core.runner.warmup]); this module supplies what is
 LangChain's. The first turn of a process imports the modules LangChain imports on a chat model's
 first run (its tracers, the v0 content-block translator) and, unless the runner imported it at
 start-up, the embedded saver (`aiosqlite`, LangGraph's SQLite saver): from a few milliseconds with a
@@ -16,7 +16,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from acpkit_core import warmup
+from acpkit_core.runner import warmup
 
 __all__ = ["FIRST_RUN_MODULES", "warm_up"]
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from acpkit_core.runner import PermissionDecision, Turn
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.types import PermissionDecision
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 

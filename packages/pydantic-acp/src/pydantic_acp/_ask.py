@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from acpkit_core.elicitation import Answer, Choice
 from acpkit_core.errors import UserError
-from acpkit_core.runner import current_turn
+from acpkit_core.runner.elicitation import Answer, Choice
+from acpkit_core.runner.protocols import current_turn
 from pydantic_ai.tools import RunContext
 
 __all__ = ["ask_user"]
@@ -28,7 +28,7 @@ async def ask_user(
     Pass the tool's `RunContext` (or `None`) so the question is tied to the tool call the editor
     shows. The question goes through `elicitation/create` (form or URL mode) when the client
     supports the mode, else through `ask_fallback` or a permission-style question
-    ([`Turn.ask`][acpkit_core.runner.Turn.ask]); a `session/cancel` answers it `cancelled` at once.
+    ([`Turn.ask`][acpkit_core.runner.protocols.Turn.ask]); a `session/cancel` answers it `cancelled` at once.
     An accepted link's `Answer.elicitation_id` goes to `current_turn().complete_url(...)` when the
     sign-in is over. Call it from an `async` tool of an agent served by pydantic-acp.
 

@@ -24,9 +24,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from acpkit_core.emitter import notice_model_fallback
-from acpkit_core.runner import Turn, TurnUsage
-from acpkit_core.tools import diff_content
+from acpkit_core.runner.notices import notice_model_fallback
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.tool_classification import diff_content
+from acpkit_core.runner.types import TurnUsage
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
 from pydantic_ai.exceptions import ApprovalRequired, ToolFailed

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, cast, get_origin
 
 from acpkit_core.config import AgentOptions
-from acpkit_core.ir import Prompt
+from acpkit_core.prompt.ir import Prompt
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import AudioUrl, BinaryContent, DocumentUrl, ImageUrl, UserContent, VideoUrl
 from pydantic_core import to_jsonable_python

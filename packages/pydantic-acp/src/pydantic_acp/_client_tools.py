@@ -10,7 +10,7 @@
 
 Only tools whose capability the client advertised are offered. Paths are resolved against the
 session's cwd and must stay inside it (or the allowed directories): the core path policy of
-[`ClientHost`][acpkit_core.host.ClientHost] refuses anything else, and the model reads why.
+[`ClientHost`][acpkit_core.runner.host.ClientHost] refuses anything else, and the model reads why.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import os
 from typing import Any
 
 from acpkit_core.errors import HostError
-from acpkit_core.runner import Turn
-from acpkit_core.tools import diff_content
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.tool_classification import diff_content
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import FunctionToolset

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from acpkit_core.runner import Turn
+from acpkit_core.runner.protocols import Turn
 from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, ProcessHistory
 from pydantic_ai.messages import (
     CompactionPart,

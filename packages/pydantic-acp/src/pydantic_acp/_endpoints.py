@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from acpkit_core.providers import PLACEHOLDER_KEY, EndpointModelCache, EndpointSupport, LlmEndpoint
+from acpkit_core.runner.providers import PLACEHOLDER_KEY, EndpointModelCache, EndpointSupport, LlmEndpoint
 from pydantic_ai.models import Model
 
 __all__ = ["EndpointModels", "endpoint_support"]

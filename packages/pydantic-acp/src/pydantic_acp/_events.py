@@ -15,7 +15,7 @@ event of the run (model response parts, tool calls and their results) and calls 
 | the output tool's arguments, when the output is a `PlanOutput` | `plan`, one step at a time as the model writes them |
 
 Tool outcomes map through [`OUTCOME_STATUS`][pydantic_acp.OUTCOME_STATUS]. The tool calls'
-lifecycle is the turn's ([`ToolCalls`][acpkit_core.tool_calls.ToolCalls]): each transition is
+lifecycle is the turn's ([`ToolCalls`][acpkit_core.runner.tool_lifecycle.ToolCalls]): each transition is
 sent once, in order.
 """
 
@@ -27,9 +27,10 @@ from typing import Any, Literal
 
 from acp.helpers import text_block, tool_content
 from acp.schema import ToolCallStatus
-from acpkit_core.plan import partial_plan
-from acpkit_core.runner import ToolCallContent, Turn
-from acpkit_core.tool_calls import ToolCallRecord
+from acpkit_core.runner.plan import partial_plan
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.tool_lifecycle import ToolCallRecord
+from acpkit_core.runner.types import ToolCallContent
 from pydantic_ai.messages import (
     AgentStreamEvent,
     BaseToolCallPart,

@@ -1,6 +1,6 @@
 """The session's pydantic-ai message history: append-only in the store, validated once per process.
 
-Each message is one item of the session's [`HistoryLog`][acpkit_core.runner.HistoryLog], as
+Each message is one item of the session's [`HistoryLog`][acpkit_core.runner.types.HistoryLog], as
 `ModelMessagesTypeAdapter` JSON. A turn appends the messages it added (repaired); the
 validated messages stay in memory (`HistoryLog.memo`) for the next turn, so a turn neither
 re-reads, re-validates nor re-dumps the whole conversation (a history holding more than
@@ -28,9 +28,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from acpkit_core.rewind import RewindPoint
-from acpkit_core.runner import Session
-from acpkit_core.tool_calls import NOT_RUN_TEXT, STOPPED_TEXT
+from acpkit_core.runner.rewind import RewindPoint
+from acpkit_core.runner.tool_lifecycle import NOT_RUN_TEXT, STOPPED_TEXT
+from acpkit_core.runner.types import Session
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
@@ -70,7 +70,7 @@ NOT_RUN_TOOL_TEXT = NOT_RUN_TEXT
 
 PROMPT_ID_KEY = "acpkit.prompt_id"
 """The `metadata` key of the `ModelRequest` that carries a turn's prompt: the prompt's id
-([`Turn.prompt_id`][acpkit_core.runner.Turn.prompt_id])."""
+([`Turn.prompt_id`][acpkit_core.runner.protocols.Turn.prompt_id])."""
 
 KEPT_HISTORY_CHARS = 4_000_000
 """A history whose text and attachments (characters of text, bytes of binary content) add up to more
@@ -140,7 +140,7 @@ def save_history(
     its own turn; the history keeps a note in its place. `not_run` is as for
     [`repair_history`][pydantic_acp.repair_history]. A history over
     `KEPT_HISTORY_CHARS` is unloaded
-    ([`HistoryLog.unload`][acpkit_core.runner.HistoryLog.unload]) instead of kept in memory.
+    ([`HistoryLog.unload`][acpkit_core.runner.types.HistoryLog.unload]) instead of kept in memory.
     """
     log = session.history
     count = len(before)

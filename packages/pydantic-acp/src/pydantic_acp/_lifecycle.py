@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp.helpers import text_block, tool_content
-from acpkit_core.runner import Turn
+from acpkit_core.runner.protocols import Turn
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import CapabilityOrdering
 from pydantic_ai.messages import (

@@ -16,7 +16,7 @@ import logging
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
-from acpkit_core.runner import (
+from acpkit_core.runner.types import (
     ClientMcpServer,
     HttpMcpServer,
     McpServer,

@@ -1,10 +1,10 @@
 """Session modes applied to a pydantic-ai run: which tools the model sees, and the plan tools.
 
 The mode itself (its id, which kinds it hides or asks about) is core's
-[`Mode`][acpkit_core.config.Mode]; the turn answers `tool_allowed` and `plan_only`. This module
+[`Mode`][acpkit_core.permissions.Mode]; the turn answers `tool_allowed` and `plan_only`. This module
 applies the answers to pydantic-ai: a `prepare_tools` filter and, where the model should plan,
 the `update_plan` and `update_plan_step` tools, whose calls change the session's plan
-(`turn.plan`, core's [`TurnPlan`][acpkit_core.plan.TurnPlan]) instead of showing as tool calls.
+(`turn.plan`, core's [`TurnPlan`][acpkit_core.runner.plan.TurnPlan]) instead of showing as tool calls.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from acpkit_core.plan import PlanStep
-from acpkit_core.runner import Turn
+from acpkit_core.runner.plan import PlanStep
+from acpkit_core.runner.protocols import Turn
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import assert_never
 from urllib.parse import urlsplit
 
-from acpkit_core.ir import Binary, ContextRef, Link, Part, Prompt, Text
+from acpkit_core.prompt.ir import Binary, ContextRef, Link, Part, Prompt, Text
 from acpkit_core.prompt.media import is_textual
 from acpkit_core.prompt.text import context_wrapper, link_text
 from pydantic_ai.messages import AudioUrl, BinaryContent, DocumentUrl, ImageUrl, UserContent, VideoUrl

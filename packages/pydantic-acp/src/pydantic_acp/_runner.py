@@ -19,14 +19,15 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, cast
 
 from acp.schema import StopReason
-from acpkit_core.capabilities import RunnerCapabilities
-from acpkit_core.emitter import notice_limit, notice_mcp_failures
 from acpkit_core.errors import UserError
-from acpkit_core.plan import PlanOutput
-from acpkit_core.providers import EndpointSupport
-from acpkit_core.rewind import RewindPoint
-from acpkit_core.runner import McpServerStatus, Session, ToolInfo, ToolListing, Turn
-from acpkit_core.stop import limit_message, request_limit_message
+from acpkit_core.runner.capabilities import RunnerCapabilities
+from acpkit_core.runner.notices import notice_limit, notice_mcp_failures
+from acpkit_core.runner.plan import PlanOutput
+from acpkit_core.runner.protocols import Turn
+from acpkit_core.runner.providers import EndpointSupport
+from acpkit_core.runner.rewind import RewindPoint
+from acpkit_core.runner.stop import limit_message, request_limit_message
+from acpkit_core.runner.types import McpServerStatus, Session, ToolInfo, ToolListing
 from pydantic_ai import CancellationToken, StructuredDict, capture_run_messages
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability, ModelFallback

@@ -1,6 +1,6 @@
 """Why a pydantic-ai run stopped, as an ACP stop reason.
 
-Finish reasons go through the core table (`acpkit_core.stop`); exceptions through `ERROR_STOP_REASONS`.
+Finish reasons go through the core table (`acpkit_core.runner.stop`); exceptions through `ERROR_STOP_REASONS`.
 
 | pydantic-ai | ACP `stopReason` |
 |---|---|
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from acp.schema import StopReason
-from acpkit_core.stop import stop_reason_for_failure, stop_reason_from_finish
+from acpkit_core.runner.stop import stop_reason_for_failure, stop_reason_from_finish
 from pydantic_ai.exceptions import ContentFilterError, OutputTokenLimitExceeded, RunCancelled, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse
 

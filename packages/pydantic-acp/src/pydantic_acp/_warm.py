@@ -1,6 +1,6 @@
 """Warm pydantic-ai up at start-up, so the first prompt costs what later ones do.
 
-The schedule is core's ([`acpkit_core.warmup`][acpkit_core.warmup]); this module supplies what is
+The schedule is core's ([`acpkit_core.runner.warmup`][acpkit_core.runner.warmup]); this module supplies what is
 pydantic-ai's. What a first turn pays that later ones do not (cProfile of a fresh process's first
 turn against its second): building the validator and serializer of the history's TypeAdapter
 (`ModelMessagesTypeAdapter`, deferred by pydantic-ai until first use: tens of milliseconds),
@@ -16,7 +16,7 @@ import threading
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
-from acpkit_core import warmup
+from acpkit_core.runner import warmup
 
 __all__ = ["FIRST_RUN_MODULES", "warm_up"]
 

@@ -173,7 +173,7 @@ def _version() -> str:
     """`acpkit 2.0.0 (adapters: langchain-acp 2.0.0, pydantic-acp 2.0.0)`, read from metadata only."""
     from importlib.metadata import entry_points
 
-    from acpkit_core.adapters import ENTRY_POINT_GROUP
+    from acpkit_core.cli.adapters import ENTRY_POINT_GROUP
 
     from .install import core_version
 

@@ -34,7 +34,7 @@ from acp.schema import (
 )
 from rich.console import Console
 
-from ..rewind import REWIND_META_KEY
+from ..runner.rewind import REWIND_META_KEY
 from . import ask
 from .agent_streams import AgentLog
 from .attach import ContentBlock, build_prompt
@@ -42,6 +42,7 @@ from .authenticate import TerminalLoginNeeded, run_terminal_login, with_authenti
 from .local import LocalClient
 from .rewind import rewind
 from .sanitize import printable
+from .session_list import list_all_sessions
 from .spawn import AgentExited, agent_command, agent_env, connect, initialize, json_observer
 from .view import ChatView
 
@@ -440,30 +441,6 @@ def _short_reason(data: object) -> str | None:
         text = next((v for k in ("reason", "message", "detail") if isinstance(v := fields.get(k), str)), "")
     lines = text.strip().splitlines()
     return lines[0][:300] if lines else None
-
-
-async def list_all_sessions(conn: ClientSideConnection, cwd: Path) -> list[dict[str, str | None]]:
-    """Every page of `session/list` for `cwd`, as rows (with the owning agent's name when the agent says it)."""
-    rows: list[dict[str, str | None]] = []
-    cursor: str | None = None
-    while True:
-        page = await conn.list_sessions(cwd=str(cwd), cursor=cursor)
-        for s in page.sessions:
-            meta: dict[str, Any] = s.field_meta or {}
-            acpkit = meta.get("acpkit")
-            agent = cast(dict[str, object], acpkit).get("agent") if isinstance(acpkit, dict) else None
-            rows.append(
-                {
-                    "sessionId": s.session_id,
-                    "cwd": s.cwd,
-                    "title": s.title,
-                    "updatedAt": s.updated_at,
-                    "agent": agent if isinstance(agent, str) else None,
-                }
-            )
-        cursor = page.next_cursor
-        if not cursor:
-            return rows
 
 
 def _check_target(args: argparse.Namespace, command: str) -> str | None:

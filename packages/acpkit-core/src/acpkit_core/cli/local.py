@@ -29,7 +29,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from ..local_host import LocalClientHost
+from ..client.local_host import LocalClientHost
 
 __all__ = ["CAPABILITIES", "SPAWNED_CAPABILITIES", "LocalClient", "PermissionHandler", "UpdateHandler"]
 

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from ..adapters import load_adapters
 from ..errors import PromptError
 from ..prompt.dump import dump_prompt
 from ..prompt.parse import parse_prompt
+from .adapters import load_adapters
 from .install import install_command
 
 __all__ = ["extract_prompts", "render_main"]

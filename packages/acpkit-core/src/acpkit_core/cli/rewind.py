@@ -1,7 +1,7 @@
 """`acpkit chat`'s `/rewind`: a picker of the session's prompts, the conversation redrawn, the prompt offered again.
 
 Served through the agent's rewind extension (`_acpkit/session/prompts`, `_acpkit/session/rewind`;
-see `acpkit_core.rewind`). The agent asks about the files itself, with a permission question the
+see `acpkit_core.runner.rewind`). The agent asks about the files itself, with a permission question the
 chat shows as any other.
 """
 
@@ -13,7 +13,7 @@ from acp import RequestError
 from acp.client.connection import ClientSideConnection
 from acp.schema import SessionNotification
 
-from ..rewind import PROMPTS_METHOD, REWIND_METHOD
+from ..runner.rewind import PROMPTS_METHOD, REWIND_METHOD
 from .ask import LineReader
 from .sanitize import printable
 from .view import ChatView

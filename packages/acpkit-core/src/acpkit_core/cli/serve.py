@@ -199,7 +199,7 @@ def served_command(args: argparse.Namespace, argv: list[str], cwd: Path, limits:
 def apply_host_tools(agent: object, args: argparse.Namespace, cwd: Path) -> None:
     """`--host-tools` (and `--workspace`) on an ACP Kit agent; refused where its code chose otherwise."""
     from ..config import AgentOptions
-    from ..host_tools import check_host_tools
+    from ..runner.host_tools import check_host_tools
 
     options: object = getattr(agent, "options", None)
     if args.host_tools is None:

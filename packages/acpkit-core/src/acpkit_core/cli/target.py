@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from .install import install_command
 
 if TYPE_CHECKING:
-    from acpkit_core.adapters import Adapter
+    from acpkit_core.cli.adapters import Adapter
 
 __all__ = [
     "Resolved",
@@ -232,7 +232,7 @@ def load_relevant_adapters(module: ModuleType) -> list[Adapter]:
     Loading an adapter imports its framework (LangChain alone takes seconds), so an adapter is loaded
     only when the module holds something from a package its distribution requires.
     """
-    from acpkit_core.adapters import ENTRY_POINT_GROUP, Adapter
+    from acpkit_core.cli.adapters import ENTRY_POINT_GROUP, Adapter
 
     in_play = _top_modules(module)
     found: list[Adapter] = []
@@ -256,7 +256,7 @@ def adapter_status(module: ModuleType, loaded: Sequence[Adapter]) -> str:
     Reads entry points and distribution metadata only (no adapter is imported). An ACP Kit 1.x
     adapter (same distribution name, no entry point) is called out, since it cannot serve here.
     """
-    from acpkit_core.adapters import ENTRY_POINT_GROUP
+    from acpkit_core.cli.adapters import ENTRY_POINT_GROUP
 
     installed: dict[str, str] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):

@@ -16,8 +16,8 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from ..runner import TurnUsage
-from ..tool_calls import unwrap_output
+from ..runner.tool_lifecycle import unwrap_output
+from ..runner.types import TurnUsage
 from .events import RemoteEvent, RemoteText, RemoteThought, RemoteToolCall, RemoteTurnEnd
 
 __all__ = ["ToolCallTracker", "block_text", "turn_end"]

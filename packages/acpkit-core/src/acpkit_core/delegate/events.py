@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 from acp.schema import StopReason, ToolCallStatus, ToolKind
 
-from ..runner import TurnUsage
+from ..runner.types import TurnUsage
 
 __all__ = ["RemoteEvent", "RemoteText", "RemoteThought", "RemoteToolCall", "RemoteTurnEnd"]
 

@@ -43,7 +43,7 @@ from acp.schema import (
 )
 
 from ..errors import AcpKitError, UserError
-from ..runner import PermissionDecision
+from ..runner.types import PermissionDecision
 from ..server._sdk import tracked
 from ._updates import ToolCallTracker, turn_end
 from .events import RemoteEvent, RemoteToolCall

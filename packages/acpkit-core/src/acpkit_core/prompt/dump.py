@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from ..ir import Binary, Part, Prompt
+from .ir import Binary, Part, Prompt
 
 __all__ = ["dump_part", "dump_prompt"]
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 from pydantic import BaseModel
 
 from ..errors import PromptError
-from ..ir import Binary, ContextRef, JsonObject, Link, Part, Prompt, Text
+from .ir import Binary, ContextRef, JsonObject, Link, Part, Prompt, Text
 from .media import guess_media_type, is_textual
 from .text import uri_name
 

@@ -36,7 +36,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Final, assert_never
 from urllib.parse import unquote, urlsplit
 
-from ..ir import Binary, ContextRef, Link, Part, Prompt, Text
+from .ir import Binary, ContextRef, Link, Part, Prompt, Text
 
 __all__ = [
     "binary_summary",

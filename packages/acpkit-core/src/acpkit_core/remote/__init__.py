@@ -6,13 +6,15 @@ Nothing here is imported by the stdio path.
 
 from __future__ import annotations
 
-from .app import CONNECTION_HEADER, SESSION_HEADER, Endpoint, Limits
+from .app import CONNECTION_HEADER, SESSION_HEADER, Endpoint
 from .auth import TOKENS_ENV, Tokens, is_loopback, origin_allowed
 from .budget import InflightBudget
 from .child import AgentCommand, ChildConnection
-from .client import RemoteError, open_remote, open_transport, read_token, remote_headers
+from .client import RemoteError, open_transport, read_token, remote_headers
+from .connect import open_remote
 from .connection import FrameTransport, RemoteConnection
 from .guard import ConnectionGuard
+from .limits import Limits
 from .quotas import PrincipalQuotas
 from .resume import ResumingTransport
 from .server import RemoteServer, ServeOptions, SharedStore, run_remote, serve_remote

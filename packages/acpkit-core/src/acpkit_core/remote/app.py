@@ -31,10 +31,8 @@ import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
-import pydantic_core
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -43,18 +41,19 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from ..server import AcpAgent
-from ..server.turn_log import SEQ_META
 from ..telemetry import Telemetry
 from .auth import Tokens, origin_allowed
 from .budget import Account, InflightBudget
 from .connection import RemoteConnection
 from .frames import Refused
+from .framing import UNAUTHORIZED, error_response, sse_event, too_big, ws_frame
 from .guard import ConnectionGuard
+from .limits import Limits
 from .quotas import PrincipalQuotas
 from .sse import SESSION_SCOPED, SseRouter
 from .wsprotocol import LINK_KEY, REFUSED_KEY, SocketLink
 
-__all__ = ["CONNECTION_HEADER", "SESSION_HEADER", "Endpoint", "Limits"]
+__all__ = ["CONNECTION_HEADER", "SESSION_HEADER", "Endpoint"]
 
 logger = logging.getLogger("acpkit_core.remote")
 
@@ -68,93 +67,6 @@ WS_IDLE: Final = 4408
 """WebSocket close code for a connection closed by the idle limit (reason says so)."""
 TURNS_END_SECONDS: Final = 10.0
 """How long cancelled turns get to end (and be recorded) before their connection is closed anyway."""
-MiB: Final = 1 << 20
-CONNECTION_BYTES: Final = 48 * 1024
-"""Memory of one connection with one session, beyond its buffers (measured: 46 KiB with the core server)."""
-SESSION_BYTES: Final = 4 * 1024
-"""Memory of one more open session in the core server (measured: 3.3 KiB), the framework's aside."""
-WRITE_PASS_BYTES: Final = 128 * 1024
-"""What may wait for the client beyond the outbound buffer: a WebSocket's frames of one loop pass (up to
-64 KiB), what each SSE stream has handed to its socket (64 KiB)."""
-RECORD_FACTOR: Final = 3
-"""Memory per byte a running turn has sent and keeps until it ends (to record it), at most (measured: 2.2
-for chunks of one character, whose kept form costs more than their frame; about 1 for big chunks)."""
-INFLIGHT_FACTOR: Final = 4
-"""Memory per byte of a client message in flight, at most (measured: 3.3 over WebSocket at its peak:
-the frame, its text, the parsed message; less over Streamable HTTP)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Limits:
-    """What one `acpkit serve` process allows (see "Operating it" in the remote docs for the memory they bound)."""
-
-    max_message_bytes: int
-    """One JSON-RPC message (a WebSocket frame or a POST body)."""
-    max_connections: int = 1000
-    """Connections open at once (WebSocket and Streamable HTTP together)."""
-    max_sessions_per_connection: int = 32
-    """Sessions one connection may hold open."""
-    idle_seconds: float = 600.0
-    """A connection with no traffic and no running turn for this long is closed; so is one whose client has
-    taken nothing for this long while its outbound buffer was full (its turns are cancelled and recorded)."""
-    max_pending_connections: int = 1024
-    """TCP connections waiting for a complete request head (not yet authenticated): past it, those waiting
-    for 2 s or more are closed, the oldest first."""
-    handshake_seconds: float = 10.0
-    """A TCP connection must complete its request head, and a WebSocket its upgrade, within this."""
-    max_inflight_bytes: int = 128 * MiB
-    """Bytes of client messages received and not yet handled, across all connections."""
-    outbound_buffer_bytes: int = 64 * 1024
-    """Bytes waiting for one client past which the agent waits (one message always fits)."""
-    max_connections_per_principal: int = 100
-    """Connections one principal (token) may hold open."""
-    max_sessions_per_principal: int = 200
-    """Sessions one principal may hold open across its connections."""
-    max_turns_per_principal: int = 20
-    """Turns one principal may run at once across its connections."""
-
-    def memory_bound(self, idle_bytes: int, *, largest_message: int = 64 * 1024) -> int:
-        """The most memory a replica serving with these limits holds, in bytes (the formula of "Operating it").
-
-        `idle_bytes`: its resident size with no connection; `largest_message`: the largest message the
-        agent sends (a streamed chunk is tens of bytes, a tool result can be more). What the agent's
-        framework keeps per session, and the output of turns whose clients read it, come on top.
-        """
-        waiting = 2 * self.outbound_buffer_bytes + WRITE_PASS_BYTES + 2 * largest_message
-        sent = waiting + 2 * self.outbound_buffer_bytes  # and the kernel's send buffer: twice SO_SNDBUF
-        per_connection = (
-            CONNECTION_BYTES + self.max_sessions_per_connection * SESSION_BYTES + waiting + RECORD_FACTOR * sent
-        )
-        return idle_bytes + self.max_connections * per_connection + INFLIGHT_FACTOR * self.max_inflight_bytes
-
-
-def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=dict(headers or {}))
-
-
-UNAUTHORIZED: Final = "unauthorized: send Authorization: Bearer <token>"
-
-
-def _event(message: dict[str, Any]) -> bytes:
-    """One SSE event; a turn's numbered update carries its number as the event's id (for `Last-Event-ID`)."""
-    params = message.get("params")
-    meta: object = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
-    seq: object = cast("dict[str, Any]", meta).get(SEQ_META) if isinstance(meta, dict) else None
-    head = b"event: message\n" if not isinstance(seq, int) else b"id: %d\nevent: message\n" % seq
-    return head + b"data: " + _json(message) + b"\n\n"
-
-
-def _json(message: dict[str, Any]) -> bytes:
-    """One message as compact JSON (a lone surrogate from a model is escaped, not fatal)."""
-    try:
-        return pydantic_core.to_json(message)
-    except pydantic_core.PydanticSerializationError:
-        return json.dumps(message, separators=(",", ":")).encode("utf-8")
-
-
-def _frame(message: dict[str, Any]) -> str:
-    """One message as a WebSocket text frame."""
-    return _json(message).decode("utf-8")
 
 
 class _AsgiEndpoint:
@@ -257,7 +169,7 @@ class Endpoint:
                 return refusal
         text = self.telemetry.prometheus_text() if self.telemetry is not None else None
         if text is None:
-            return _error(404, "no metrics here: telemetry is off, or its metrics go to another meter provider")
+            return error_response(404, "no metrics here: telemetry is off, or its metrics go to another meter provider")
         return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     def _refused(self, reason: str) -> None:
@@ -275,27 +187,27 @@ class Endpoint:
         """(a refusal, None) or (None, the principal)."""
         if not origin_allowed(headers.get("origin"), self.allowed_origins):
             self._refused("origin")
-            return _error(403, "origin not allowed: the server's --allow-origin list does not include it"), None
+            return error_response(403, "origin not allowed: the server's --allow-origin list does not include it"), None
         principal: str | None = None
         if self.tokens:
             principal = self.tokens.principal(headers.get("authorization"))
             if principal is None:
                 self._refused("unauthorized")
-                return _error(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"}), None
+                return error_response(401, UNAUTHORIZED, {"WWW-Authenticate": "Bearer"}), None
         return None, principal
 
     def _room(self, principal: str | None) -> Response | None:
         if self.draining:
             self._refused("draining")
-            return _error(503, "the server is shutting down: connect to another replica", {"Retry-After": "1"})
+            return error_response(503, "the server is shutting down: connect to another replica", {"Retry-After": "1"})
         if len(self.connections) + len(self.detached) >= self.limits.max_connections:
             self._refused("max_connections")
             limit = self.limits.max_connections
-            return _error(503, f"too many connections: this server holds at most {limit} (max_connections)")
+            return error_response(503, f"too many connections: this server holds at most {limit} (max_connections)")
         refusal = self.quotas.connection_refusal(principal)
         if refusal is not None:
             self._refused("principal_connections")
-            return _error(429, refusal, {"Retry-After": "1"})
+            return error_response(429, refusal, {"Retry-After": "1"})
         return None
 
     def _new_connection(
@@ -366,7 +278,7 @@ class Endpoint:
             if gone:  # the client left: what is still being said to it is dropped
                 return
             try:  # straight to the server (one text frame per message): this is the streaming hot path
-                await send({"type": "websocket.send", "text": _frame(message)})
+                await send({"type": "websocket.send", "text": ws_frame(message)})
             except (OSError, RuntimeError):  # uvicorn's ClientDisconnected is an OSError
                 gone = True
                 logger.debug("the client of a WebSocket connection left; dropping what is sent to it")
@@ -416,36 +328,38 @@ class Endpoint:
             return await self._post(request, principal)
         conn_id = request.headers.get(CONNECTION_HEADER)
         if conn_id is None:
-            return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
+            return error_response(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
         conn = self.connections.get(conn_id)
         if conn is None or conn.principal != principal or not isinstance(conn.sse, SseRouter):
-            return _error(404, f"unknown {CONNECTION_HEADER}")
+            return error_response(404, f"unknown {CONNECTION_HEADER}")
         if request.method == "DELETE":
             conn.cancel_turns()  # ended on purpose (a dropped client re-attaches instead): its turns end
             await self._drop(conn)
             return Response(status_code=202)
         if "text/event-stream" not in request.headers.get("accept", ""):
-            return _error(406, "the stream needs Accept: text/event-stream")
+            return error_response(406, "the stream needs Accept: text/event-stream")
         router: SseRouter = conn.sse
         session = request.headers.get(SESSION_HEADER)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", CONNECTION_HEADER: conn.id}
         if session is None:
             outbox = router.main
         elif not conn.has_session(session):
-            return _error(404, f"unknown {SESSION_HEADER} for this connection (open or load the session first)")
+            return error_response(404, f"unknown {SESSION_HEADER} for this connection (open or load the session first)")
         else:
             outbox = router.open_session(session)
             headers[SESSION_HEADER] = session
         if outbox.attached:
             which = "this connection's" if session is None else "this session's"
-            return _error(409, f"{which} stream is already open (one GET stream each)")
+            return error_response(409, f"{which} stream is already open (one GET stream each)")
         after = request.headers.get("last-event-id")
         if after is not None and session is not None:
             # the session's stream taken up after the last update the client saw (its number: the event id)
             if not after.isdigit():
-                return _error(400, "Last-Event-ID must be the number of the last update seen (the event's id)")
+                return error_response(400, "Last-Event-ID must be the number of the last update seen (the event's id)")
             if not conn.follow(session, int(after)):
-                return _error(400, "this server keeps no update log (--reconnect-grace 0): Last-Event-ID is not served")
+                return error_response(
+                    400, "this server keeps no update log (--reconnect-grace 0): Last-Event-ID is not served"
+                )
         outbox.attached = True
         return StreamingResponse(router.stream(outbox, session), media_type="text/event-stream", headers=headers)
 
@@ -456,7 +370,7 @@ class Endpoint:
         declared = request.headers.get("content-length")
         size = int(declared) if declared is not None and declared.isdigit() else None
         if size is not None and size > limit:
-            return _too_big(limit)
+            return too_big(limit)
         if size is not None and not account.reserve(size):
             return self._over_budget(size)
         body = bytearray()
@@ -468,7 +382,7 @@ class Endpoint:
                 body += chunk
                 if len(body) > limit:
                     account.release(size if size is not None else len(body) - len(chunk))
-                    return _too_big(limit)
+                    return too_big(limit)
         except BaseException:  # the client left mid-body: what was taken for it goes back
             account.release(size if size is not None else len(body))
             raise
@@ -478,11 +392,11 @@ class Endpoint:
 
     def _over_budget(self, size: int) -> Response:
         self._refused("max_inflight_bytes")
-        return _error(503, self.budget.refusal(size), {"Retry-After": "1"})
+        return error_response(503, self.budget.refusal(size), {"Retry-After": "1"})
 
     async def _post(self, request: Request, principal: str | None) -> Response:
         if not request.headers.get("content-type", "").lower().startswith("application/json"):
-            return _error(415, "Content-Type must be application/json")
+            return error_response(415, "Content-Type must be application/json")
         conn_id = request.headers.get(CONNECTION_HEADER)
         conn = self.connections.get(conn_id) if conn_id is not None else None
         account = conn.account if conn is not None else Account(self.budget)
@@ -512,18 +426,18 @@ class Endpoint:
         except ValueError:
             parsed = None
         if isinstance(parsed, list):
-            return _error(501, "batch requests are not supported: send one JSON-RPC message per POST")
+            return error_response(501, "batch requests are not supported: send one JSON-RPC message per POST")
         message = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
         if conn_id is None:
             if message.get("method") == "initialize" and "id" in message:
                 peer = request.client.host if request.client else None
                 return await self._initialize(body, message, principal, account, peer)
-            return _error(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
+            return error_response(400, f"missing {CONNECTION_HEADER} header (POST initialize first)")
         if conn is None or conn.principal != principal or not isinstance(conn.sse, SseRouter):
-            return _error(404, f"unknown {CONNECTION_HEADER}")
+            return error_response(404, f"unknown {CONNECTION_HEADER}")
         refusal = _session_header_refusal(message, request.headers.get(SESSION_HEADER), conn.sse)
         if refusal is not None:
-            return _error(400, refusal)
+            return error_response(400, refusal)
         conn.sse.received(message)
         await conn.feed(body, reserved=True)
         return Response(status_code=202)
@@ -540,7 +454,7 @@ class Endpoint:
             if "method" not in msg and (waiter := router.waiting.pop(json.dumps(msg.get("id")), None)):
                 waiter.set_result(msg)
                 return
-            await router.route(msg).put(_event(msg))
+            await router.route(msg).put(sse_event(msg))
 
         conn = self._new_connection(deliver, principal, account, "http", peer)
         conn.sse = router
@@ -558,7 +472,7 @@ class Endpoint:
             answer = await asyncio.wait_for(waiter, INITIALIZE_TIMEOUT)
         except TimeoutError:
             await self._drop(conn)
-            return _error(504, "initialize timed out")
+            return error_response(504, "initialize timed out")
         return JSONResponse(answer, headers={CONNECTION_HEADER: conn.id})
 
     # --- idle and stalled connections, shutdown --------------------------------------------------
@@ -625,10 +539,6 @@ class Endpoint:
     async def close_all(self, code: int, reason: str) -> None:
         """Close every connection."""
         await asyncio.gather(*(self._close(c, code, reason) for c in list(self.connections.values())))
-
-
-def _too_big(limit: int) -> Response:
-    return _error(413, f"a JSON-RPC message is over the {limit} bytes limit (max_message_bytes)")
 
 
 def _session_header_refusal(message: dict[str, Any], header: str | None, router: SseRouter) -> str | None:

@@ -14,7 +14,7 @@ to its own child's stdin, one JSON line, and each line of the child's stdout bac
 - the quotas are kept from the messages themselves: a session is open from the child's answer to
   `session/new`, `load`, `resume` or `fork` until its `session/close`, and a turn runs from
   `session/prompt` until its answer; one more than a limit is answered -32600 without reaching the child;
-- [`host_tools`][acpkit_core.host_tools] rewrites the `clientCapabilities` the child sees in
+- [`host_tools`][acpkit_core.runner.host_tools] rewrites the `clientCapabilities` the child sees in
   `initialize` and decides where its file and terminal requests go.
 
 Each connection has its own child, so sessions never cross principals; what `session/list` shows is
@@ -38,8 +38,8 @@ from typing import Any, Final, Literal, cast
 from acp import RequestError
 
 from ..errors import UserError
-from ..host_tools import HOST_METHODS, HostTools, Workspace, check_host_tools, client_capabilities_for
 from ..limits import MAX_MESSAGE_BYTES
+from ..runner.host_tools import HOST_METHODS, HostTools, Workspace, check_host_tools, client_capabilities_for
 from ..server.jsonrpc import error_response
 from ..server.session_manager import Admission
 from ..server.transport import WRITE_WINDOW_MS
@@ -75,7 +75,7 @@ class AgentCommand:
     env: Mapping[str, str] = field(default_factory=dict[str, str])
     """Variables added to the server's environment for the child."""
     host_tools: HostTools = "client"
-    """Who serves the child's file and terminal requests (see [`acpkit_core.host_tools`][acpkit_core.host_tools])."""
+    """Who serves the child's file and terminal requests (see [`acpkit_core.runner.host_tools`][acpkit_core.runner.host_tools])."""
     allowed_paths: Sequence[str] = ()
     """The server's workspace with `host_tools="server"`."""
     max_message_bytes: int | None = None

@@ -8,19 +8,15 @@ and turns a refused handshake into a [`RemoteError`][acpkit_core.remote.RemoteEr
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import acp
 import httpx
-from acp.client.connection import ClientSideConnection
 from websockets.exceptions import InvalidStatus
 
 from ..errors import UserError
 
-__all__ = ["RemoteError", "open_remote", "open_transport", "read_token", "remote_headers"]
+__all__ = ["RemoteError", "open_transport", "read_token", "remote_headers"]
 
 
 class RemoteError(UserError):
@@ -107,37 +103,7 @@ async def open_transport(url: str, *, token: str | None = None) -> Any:
     raise RemoteError(f"not a remote agent URL: {url!r} (use ws://, wss://, http:// or https://)")
 
 
-@contextlib.asynccontextmanager
-async def open_remote(
-    client: object, url: str, *, token: str | None = None, reconnect: bool = False
-) -> AsyncGenerator[ClientSideConnection]:
-    """An SDK client connection to the agent at `url`, serving `client`'s methods (fs, terminal, permissions).
-
-    A Streamable HTTP URL is checked when `initialize` is sent (the SDK's transport POSTs it then):
-    a refusal surfaces as an `AcpHttpStatusError` from that call. With `reconnect`, a dropped
-    connection is re-established and every session re-attached
-    ([`ResumingTransport`][acpkit_core.remote.ResumingTransport]): nothing said meanwhile is lost.
-    """
-    if reconnect:
-        from .resume import ResumingTransport
-
-        transport: Any = await ResumingTransport(url, token=token).start()
-    else:
-        transport = await open_transport(url, token=token)
-    conn = acp.connect_to_agent(cast(acp.Client, client), transport, use_unstable_protocol=True)
-    try:
-        yield conn
-    finally:
-        try:
-            with contextlib.suppress(Exception):
-                await conn.close()
-            with contextlib.suppress(Exception):
-                await transport.close()
-        finally:
-            _abort_socket(transport)
-
-
-def _abort_socket(transport: object) -> None:
+def abort_socket(transport: object) -> None:
     """Drop the WebSocket's socket if closing it left it open (its close failed or was cancelled):
     nothing is left for the garbage collector to close."""
     ws: object = getattr(transport, "_ws", None)  # the SDK's WebSocket transport keeps its connection there

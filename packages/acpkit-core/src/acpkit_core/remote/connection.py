@@ -29,10 +29,10 @@ import pydantic_core
 
 from ..server import AcpAgent
 from ..server.jsonrpc import INVALID_REQUEST, Inbound, error_response, oversized
+from ..server.probes import connection_probe
 from ..server.reattach import follow
 from ..server.session_manager import Admission
 from ..server.transport import PREFIX_BYTES, WRITE_WINDOW_MS, BigRequests, Oversized, classify
-from ..telemetry.observer import connection_probe
 from .budget import Account
 from .frames import Refused
 

@@ -29,18 +29,19 @@ import uvicorn
 from .._sdk_schema import INITIALIZE_MODELS, SESSION_MODELS, warm_models
 from ..errors import UserError
 from ..limits import MAX_MESSAGE_BYTES, format_size
-from ..runner import Session
+from ..runner.types import Session
 from ..server import AcpAgent
 from ..server.session_manager import SessionOpenings
 from ..server.turn_log import TurnLogs
 from ..store import SessionPage, SessionStore, StoredSession, TurnStart, open_store
 from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
-from .app import Endpoint, Limits
+from .app import Endpoint
 from .auth import Tokens, is_loopback
 from .child import AgentCommand, ChildConnection
 from .child_sessions import SessionChildConnection
 from .connection import RemoteConnection
 from .guard import guarded_http_protocol, raise_open_file_limit, socket_budget
+from .limits import Limits
 from .wsprotocol import WireSettings, websocket_protocol
 
 __all__ = ["RemoteServer", "ServeOptions", "SharedStore", "run_remote", "serve_remote", "serve_signals"]

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pydantic import BaseModel
 
 from ..errors import PromptError
-from ..ir import Prompt, Text
 from ..limits import MAX_PROMPT_BYTES, format_size
+from ..prompt.ir import Prompt, Text
 
 __all__ = ["check_prompt_size", "display_line", "parse_prompt", "prompt_size", "prompt_title"]
 

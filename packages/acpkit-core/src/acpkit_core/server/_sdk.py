@@ -293,11 +293,11 @@ def route_wire_initialize(conn: object, handler: object) -> bool:
 
 def route_unstable_updates(conn: object) -> bool:
     """On a client connection, parse `session/update` with
-    [`UnstableSessionNotification`][acpkit_core.unstable_updates.UnstableSessionNotification] (the
+    [`UnstableSessionNotification`][acpkit_core.client.unstable_updates.UnstableSessionNotification] (the
     unstable kinds the SDK has no model for, and a tool call's `name`), still through the SDK's
     bookkeeping of in-flight updates; `False` when the router cannot be reached (the SDK then drops
     those updates, as a client without them should)."""
-    from ..unstable_updates import UnstableSessionNotification
+    from ..client.unstable_updates import UnstableSessionNotification
 
     router = _router(conn)
     target: object = getattr(conn, "_session_updates", None)

@@ -46,12 +46,13 @@ from acp.schema import (
 
 from .._sdk_schema import warm_sdk_models
 from ..auth import ConnectionAuth
-from ..capabilities import CapabilityProvider, RunnerCapabilities
 from ..config import AgentOptions
 from ..extensions import ExtensionContext
-from ..host_tools import client_info_for
-from ..mcp_over_acp import MCP_MESSAGE, McpOverAcp
-from ..providers import (
+from ..runner.capabilities import CapabilityProvider, RunnerCapabilities
+from ..runner.host_tools import client_info_for
+from ..runner.mcp_over_acp import MCP_MESSAGE, McpOverAcp
+from ..runner.protocols import Runner
+from ..runner.providers import (
     PROVIDERS_DISABLE,
     PROVIDERS_LIST,
     PROVIDERS_SET,
@@ -59,9 +60,9 @@ from ..providers import (
     ModelEndpoints,
     ProviderSettings,
 )
-from ..runner import ClientInfo, Runner
+from ..runner.types import ClientInfo
+from ..runner.unstable import negotiate_unstable, unstable_answer
 from ..store import SessionStore
-from ..unstable import negotiate_unstable, unstable_answer
 from ._boundary import boundary
 from ._sdk import (
     raw_notifier,
@@ -98,7 +99,7 @@ _FINISHED_WHEN_CANCELLED = frozenset({"session/delete", "session/close"})
 
 
 class AcpAgent:
-    """An ACP agent serving one [`Runner`][acpkit_core.runner.Runner], one instance per connection.
+    """An ACP agent serving one [`Runner`][acpkit_core.runner.protocols.Runner], one instance per connection.
 
     A plain class (not a subclass of `acp.Agent`), so a method it does not serve answers
     -32601. Serve it with [`serve_stdio`][acpkit_core.server.serve_stdio] or `acp.run_agent(agent,
@@ -467,7 +468,7 @@ class AcpAgent:
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
         """Cancel the running turn, close the session, and delete everything kept about it.
 
-        The runner forgets its own data first ([`SessionDeleter`][acpkit_core.runner.SessionDeleter]:
+        The runner forgets its own data first ([`SessionDeleter`][acpkit_core.runner.protocols.SessionDeleter]:
         checkpoints), then the store drops the session, its state and its transcript. An unknown id
         succeeds with nothing to delete (ACP: SHOULD succeed silently).
         """

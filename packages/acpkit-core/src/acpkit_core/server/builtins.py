@@ -6,8 +6,9 @@ import logging
 
 from ..config import SelectOption
 from ..errors import RewindError
-from ..ir import Prompt, Text
-from ..runner import McpLister, Runner, StopReason, ToolLister, Turn
+from ..prompt.ir import Prompt, Text
+from ..runner.protocols import McpLister, Runner, ToolLister, Turn
+from ..runner.types import StopReason
 from ..thinking import THINKING_OPTION
 from .mcp_listing import mcp_text
 from .rewinding import FileQuestion, Rewinder, RewindResult, parse_prompt_number

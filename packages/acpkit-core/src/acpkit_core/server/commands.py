@@ -7,10 +7,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
-from ..capabilities import CommandSource
 from ..config import Command
-from ..ir import Prompt, Text
-from ..runner import McpLister, Runner, StopReason, ToolLister, Turn
+from ..prompt.ir import Prompt, Text
+from ..runner.capabilities import CommandSource
+from ..runner.protocols import McpLister, Runner, ToolLister, Turn
+from ..runner.types import StopReason
 from .builtins import BuiltinCommands
 
 __all__ = ["available_commands", "collect_commands", "match_command"]

@@ -2,7 +2,7 @@
 
 Two sources, whatever the runner:
 
-- every `fs/write_text_file` the turn sends through its [`ClientHost`][acpkit_core.host.ClientHost]
+- every `fs/write_text_file` the turn sends through its [`ClientHost`][acpkit_core.runner.host.ClientHost]
   ([`RecordingHost`][acpkit_core.server.file_changes.RecordingHost] reads the file first, through
   the client, unless the tool has just read it to show a diff);
 - every tool call that ends `completed` carrying a `diff` (an edit tool the agent runs itself, with
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..errors import HostError
-from ..host import ClientConnection, ClientHost
-from ..runner import ClientInfo, Session
+from ..runner.host import ClientConnection, ClientHost
+from ..runner.types import ClientInfo, Session
 from ..store import FileChange
 from ..store.base import JsonDict
 
@@ -110,7 +110,7 @@ class FileLedger:
 
 
 class RecordingHost(ClientHost):
-    """The turn's [`ClientHost`][acpkit_core.host.ClientHost], recording each file it writes in a ledger."""
+    """The turn's [`ClientHost`][acpkit_core.runner.host.ClientHost], recording each file it writes in a ledger."""
 
     def __init__(
         self,
@@ -141,7 +141,7 @@ class RecordingHost(ClientHost):
         return cls(conn, session.id, client, cwd=session.cwd, roots=roots, files=files)
 
     async def read_for_diff(self, path: str) -> str | None:
-        """As [`ClientHost.read_for_diff`][acpkit_core.host.ClientHost.read_for_diff]; a write that
+        """As [`ClientHost.read_for_diff`][acpkit_core.runner.host.ClientHost.read_for_diff]; a write that
         follows uses what was read as the file's content before it."""
         text = await super().read_for_diff(path)
         self._reads[self.check_path(path)] = text

@@ -1,7 +1,7 @@
 """The text of `/mcp`: each of the session's MCP servers, its transport, its state and its tools.
 
 The servers are the ones the client gave (`mcpServers` of `session/new`, `session/load`, ...); the
-runner says where each stands ([`McpLister`][acpkit_core.runner.McpLister]). A server the runner
+runner says where each stands ([`McpLister`][acpkit_core.runner.protocols.McpLister]). A server the runner
 does not report on is shown as not connected, so the list never leaves one out.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..runner import McpServer, McpServerStatus
+from ..runner.types import McpServer, McpServerStatus
 
 __all__ = ["mcp_text"]
 

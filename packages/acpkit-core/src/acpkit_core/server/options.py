@@ -12,9 +12,10 @@ from acp.schema import (
     SessionModeState,
 )
 
-from ..config import AgentOptions, BooleanOption, Mode, SelectOption
+from ..config import AgentOptions, BooleanOption, SelectOption
 from ..errors import ConfigError, UserError
-from ..runner import ClientInfo, Session
+from ..permissions import Mode
+from ..runner.types import ClientInfo, Session
 
 __all__ = ["MODEL_OPTION", "MODE_OPTION", "SessionOptions", "WireConfigOption"]
 

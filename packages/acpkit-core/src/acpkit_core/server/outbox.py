@@ -10,8 +10,8 @@ from typing import Any
 from acp import Client
 from pydantic import ValidationError
 
-from ..elicitation import UrlElicitations
-from ..emitter import SessionUpdate, WireUpdate, update_from_json, update_to_json
+from ..runner.elicitation import UrlElicitations
+from ..runner.updates import SessionUpdate, WireUpdate, update_from_json, update_to_json
 from ._sdk import Notify, raw_notifier
 from .requests import RequestTracker
 from .turn_log import SEQ_META, TurnLog

@@ -18,8 +18,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from ..emitter import TurnEmitter
-from ..runner import Session
+from ..runner.emitter import TurnEmitter
+from ..runner.types import Session
 from ..store import PromptMark, RewindStore, SessionStore
 from ..store.base import DEFAULT_LEASE_SECONDS, JsonDict, cap_attachments
 from .file_changes import FileLedger

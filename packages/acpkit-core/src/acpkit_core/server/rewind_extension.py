@@ -28,7 +28,7 @@ from acp import RequestError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import SessionBusyError
-from ..rewind import FORK_META_KEY, PROMPTS_METHOD, REWIND_META_KEY, REWIND_METHOD
+from ..runner.rewind import FORK_META_KEY, PROMPTS_METHOD, REWIND_META_KEY, REWIND_METHOD
 from .rewinding import Rewinder, RewindResult
 from .session_manager import SessionManager
 from .sessions import replay_json

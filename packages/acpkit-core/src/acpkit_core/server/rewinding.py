@@ -6,7 +6,7 @@ One engine for every way in: `/rewind [N]` and `/retry` (commands, `server/built
 
 1. finds the prompt among the session's recorded ones (`PromptMark`s, written as each prompt arrived);
 2. puts `session.state` back as it was then, and lets the runner take its framework back
-   ([`SessionRewinder`][acpkit_core.rewind.SessionRewinder]) or cuts `session.history` at the
+   ([`SessionRewinder`][acpkit_core.runner.rewind.SessionRewinder]) or cuts `session.history` at the
    length it had (a runner that keeps its conversation there needs nothing else);
 3. reads, through the client, each file the undone turns changed: one the user changed since the
    agent's last write is left alone; the others are listed in one permission question;
@@ -35,9 +35,10 @@ from acp.schema import (
 )
 
 from ..errors import HostError, RewindError
-from ..host import ClientHost
-from ..rewind import RewindPoint, SessionRewinder
-from ..runner import Runner, Session
+from ..runner.host import ClientHost
+from ..runner.protocols import Runner
+from ..runner.rewind import RewindPoint, SessionRewinder
+from ..runner.types import Session
 from ..store import FileChange, PromptMark, RewindStore
 from ..store.base import JsonDict
 from .session_manager import SessionManager

@@ -15,18 +15,19 @@ from acp import RequestError
 from acp.schema import AcpMcpServer, AgentPlanUpdate, ConfigOptionUpdate, CurrentModeUpdate, PlanEntry, SessionInfo
 
 from ..config import AgentOptions
-from ..emitter import WireUpdate
 from ..errors import SessionBusyError, SessionNotFoundError
-from ..host import ClientHost
-from ..host_tools import Workspace, check_host_tools
-from ..plan import MAIN_PLAN_ID, PLAN_STATE_KEY, plan_from_json, plan_to_json
-from ..providers import LlmEndpoint
-from ..runner import ClientInfo, HistoryLog, McpServer, McpStreams, Runner, Session, SessionDeleter, SessionHooks
+from ..runner.host import ClientHost
+from ..runner.host_tools import Workspace, check_host_tools
+from ..runner.plan import MAIN_PLAN_ID, PLAN_STATE_KEY, plan_from_json, plan_to_json
+from ..runner.protocols import Runner, SessionDeleter, SessionHooks
+from ..runner.providers import LlmEndpoint
+from ..runner.types import ClientInfo, HistoryLog, McpServer, McpStreams, Session
+from ..runner.updates import WireUpdate
+from ..runner.warmup import session_opened
 from ..store import RewindStore, SessionStore, StoredSession, open_store
 from ..store.base import now_iso
-from ..telemetry.observer import store_timer
+from ..telemetry.lookup import store_timer
 from ..telemetry.store import timed_store
-from ..warmup import session_opened
 from .options import SessionOptions
 from .outbox import Outbox
 from .recording import interruption_updates

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..emitter import SessionUpdate, update_from_json
 from ..permissions import RememberedPermissions
-from ..runner import Session, WireMcpServer, mcp_servers_from_wire
+from ..runner.tool_lifecycle import json_object
+from ..runner.types import Session, WireMcpServer, mcp_servers_from_wire
+from ..runner.updates import SessionUpdate, update_from_json
 from ..store import PromptMark
 from ..store.base import JsonDict
-from ..tool_calls import json_object
 from .turn import ServerTurn
 
 __all__ = [

@@ -12,9 +12,9 @@ import acp
 
 from ..auth import terminal_login
 from ..limits import MAX_MESSAGE_BYTES
-from ..telemetry.observer import connection_probe
 from ._sdk import wire_transport
 from .agent import AcpAgent
+from .probes import connection_probe
 from .process_io import protect_stdout, stdin_is_terminal, stdio_streams, terminal_notice
 from .transport import DirectSender
 

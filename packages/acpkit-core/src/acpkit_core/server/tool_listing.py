@@ -1,6 +1,6 @@
 """The text of `/tools`: every tool the model can call, grouped by source, with its kind and status.
 
-The runner says which tools exist ([`ToolLister`][acpkit_core.runner.ToolLister]); the kind comes
+The runner says which tools exist ([`ToolLister`][acpkit_core.runner.protocols.ToolLister]); the kind comes
 from the turn's classifier (the same call that gives a tool call its kind, with the developer's
 overrides) and the status from the turn's permission gate (policy, mode, remembered answers), so
 the list says what the session's next prompt would really do with each tool.
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from acp.schema import ToolKind
 
-from ..config import Mode
-from ..runner import ToolInfo, ToolListing, Turn
+from ..permissions import Mode
+from ..runner.protocols import Turn
+from ..runner.types import ToolInfo, ToolListing
 from .turn import ServerTurn
 
 __all__ = ["ListedTool", "listed_tools", "tools_text"]

@@ -1,4 +1,4 @@
-"""The concrete [`Turn`][acpkit_core.runner.Turn] the server hands a runner."""
+"""The concrete [`Turn`][acpkit_core.runner.protocols.Turn] the server hands a runner."""
 
 from __future__ import annotations
 
@@ -9,25 +9,28 @@ from typing import TYPE_CHECKING, Any
 
 from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate, ToolKind
 
-from ..elicitation import Answer, AskFallback, Choice, Elicitor, Question, UrlElicitations
-from ..emitter import TurnEmitter
-from ..host import ClientConnection, ClientHost
-from ..ir import Prompt
-from ..permissions import PermissionGate, PermissionPolicy, RememberedPermissions
-from ..plan import PlanChange, PlanContent, PlanProvider, TurnPlan
-from ..presentation import ToolPresentation, ToolPresenter
+from ..permissions import PermissionPolicy, RememberedPermissions
+from ..prompt.ir import Prompt
 from ..prompt.meta import OutputSchema, PromptOptions
-from ..providers import LlmEndpoint
-from ..runner import ClientInfo, PermissionDecision, PlanItem, Session
-from ..tool_calls import ToolCalls
-from ..tools import classify_tool, tool_locations
+from ..runner.elicitation import Answer, Choice, Elicitor, Question, UrlElicitations
+from ..runner.emitter import TurnEmitter
+from ..runner.host import ClientConnection, ClientHost
+from ..runner.permission_gate import PermissionGate
+from ..runner.plan import PlanChange, PlanContent, PlanProvider, TurnPlan
+from ..runner.protocols import AskFallback
+from ..runner.providers import LlmEndpoint
+from ..runner.tool_classification import classify_tool, tool_locations
+from ..runner.tool_lifecycle import ToolCalls
+from ..runner.tool_presentation import ToolPresentation
+from ..runner.tool_presenter import ToolPresenter
+from ..runner.types import ClientInfo, PermissionDecision, PlanItem, Session
 from .file_changes import FileLedger, RecordingHost
 
 if TYPE_CHECKING:
     from acp import Client
     from acp.schema import AvailableCommandsUpdate
 
-    from ..config import Mode
+    from ..permissions import Mode
     from .recording import TurnRecorder
 
 __all__ = ["ServerTurn"]

@@ -9,7 +9,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from acp import RequestError
 from acp.schema import (
@@ -21,36 +21,39 @@ from acp.schema import (
     ResourceContentBlock,
     SessionInfoUpdate,
     TextContentBlock,
-    Usage,
 )
 
 from ..config import AgentOptions, Command
-from ..emitter import TurnEmitter, WireUpdate, update_to_json
 from ..errors import AcpKitError, PromptError, SessionBusyError, error_code
 from ..limits import MAX_TURN_REQUESTS
-from ..plan import PLAN_STATE_KEY, PLANS_STATE_KEY, plan_from_json, plans_from_json
-from ..presentation import kind_overrides, validate_presentation
 from ..prompt.meta import prompt_options
-from ..runner import ClientInfo, Runner, StopReason, turn_context
+from ..runner.emitter import TurnEmitter
+from ..runner.plan import PLAN_STATE_KEY, PLANS_STATE_KEY, plan_from_json, plans_from_json
+from ..runner.protocols import Runner, turn_context
+from ..runner.tool_presentation import kind_overrides, validate_presentation
+from ..runner.types import StopReason
+from ..runner.updates import WireUpdate, update_to_json
+from ..runner.warmup import first_stage_done, turn_started
 from ..store import PromptMark, RewindStore, UpdateLogStore
 from ..store.base import now_iso
-from ..telemetry.observer import ConnectionProbe, TurnProbe, observer_of
+from ..telemetry.lookup import observer_of
+from ..telemetry.observer import ConnectionProbe, TurnProbe
 from ..thinking import show_thinking
-from ..warmup import first_stage_done, turn_started
 from . import memory
 from ._boundary import TurnFailed
 from ._prompt import check_prompt_size, display_line, parse_prompt, prompt_size, prompt_title
 from .commands import available_commands, match_command
 from .file_changes import FileLedger
+from .prompt_response import numbered_response, prompt_response, response_usage, stored_session_cost
 from .reattach import answer_resent
 from .recording import TurnRecorder, interruption_updates, new_owner
 from .rewinding import Rewinder, rewind_hint
 from .session_manager import SessionManager
 from .sessions import LiveSession
 from .turn import ServerTurn
-from .turn_log import SEQ_META, LoggedClient, TurnLog, prompt_key
+from .turn_log import LoggedClient, TurnLog, prompt_key
 
-__all__ = ["CANCEL_GRACE_S", "USAGE_META_KEY", "PromptBlock", "TurnRunner", "prompt_response"]
+__all__ = ["CANCEL_GRACE_S", "PromptBlock", "TurnRunner"]
 
 logger = logging.getLogger("acpkit_core.server")
 
@@ -149,7 +152,7 @@ class TurnRunner:
             coalesce_ms=self.options.coalesce_ms,
             context_window=session_options.context_window(session, options.model),
             show_thoughts=show_thinking(session.config),
-            session_cost=_session_cost(live.server),
+            session_cost=stored_session_cost(live.server),
             unstable=self.sessions.client.unstable,
         )
         turn = ServerTurn(
@@ -199,7 +202,7 @@ class TurnRunner:
                 if log is not None and live.retry is None:
                     # the end's number: a client's cursor after the turn (logged before the turn counts as
                     # ended: a server draining waits for that, then closes the connections)
-                    response = _numbered(response, log.last + 1)
+                    response = numbered_response(response, log.last + 1)
                     await log.end({"end": response.model_dump(mode="json", by_alias=True, exclude_none=True)})
             except RequestError as exc:
                 if log is not None:
@@ -459,7 +462,7 @@ class TurnRunner:
                     totals[key] = totals.get(key, 0) + value
         if emitter.turn_cost is not None:  # US dollars, the session's so far (`usage_update.cost`)
             totals = live.server.setdefault("usage", {})
-            totals["cost"] = (_session_cost(live.server) or 0.0) + emitter.turn_cost
+            totals["cost"] = (stored_session_cost(live.server) or 0.0) + emitter.turn_cost
         return stop, failure
 
     async def _race(
@@ -532,7 +535,7 @@ async def _observed(probe: TurnProbe, work: Awaitable[PromptResponse]) -> Prompt
     try:
         with probe.current():
             response = await work
-        stop, usage = response.stop_reason, _turn_usage(response)
+        stop, usage = response.stop_reason, response_usage(response)
         return response
     except RequestError as exc:
         code = exc.code
@@ -547,24 +550,9 @@ async def _observed(probe: TurnProbe, work: Awaitable[PromptResponse]) -> Prompt
             logger.exception("the turn's telemetry failed")
 
 
-def _turn_usage(response: PromptResponse) -> Usage | None:
-    """The turn's token usage, at the answer's root or under its `_meta` (see `prompt_response`)."""
-    if response.usage is not None:
-        return response.usage
-    meta: object = (response.field_meta or {}).get(USAGE_META_KEY)
-    return Usage.model_validate(meta) if isinstance(meta, dict) else None
-
-
 def _adapter_name(runner: Runner) -> str:
     """The distribution-like name of the package a runner comes from (`pydantic-acp`, `langchain-acp`)."""
     return type(runner).__module__.split(".")[0].replace("_", "-")
-
-
-def _numbered(response: PromptResponse, seq: int) -> PromptResponse:
-    """`response` with `_meta["acpkit.seq"]`: the number of the turn's end in the session's log."""
-    meta = dict(response.field_meta or {})
-    meta[SEQ_META] = seq
-    return response.model_copy(update={"field_meta": meta})
 
 
 def _logged(conn: Any, log: TurnLog | None) -> Any:
@@ -582,32 +570,6 @@ def _ended_unread(task: asyncio.Future[Any]) -> None:
         logger.info(
             "a stopped turn's runner ended with %s: %s", type(exc).__name__, display_line(str(exc), _CAUSE_LIMIT)
         )
-
-
-def _session_cost(server: dict[str, Any]) -> float | None:
-    """The session's cost so far (US dollars), as stored with it."""
-    usage: object = server.get("usage")
-    cost: object = cast("dict[str, object]", usage).get("cost") if isinstance(usage, dict) else None
-    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
-
-
-USAGE_META_KEY = "acpkit.usage"
-"""`_meta` key of the turn's token usage in the prompt answer, for clients that did not opt into `promptUsage`."""
-
-
-def prompt_response(stop: StopReason, usage: Usage | None, client: ClientInfo) -> PromptResponse:
-    """The `session/prompt` answer: `usage` at its root only where the client negotiated it.
-
-    `PromptResponse.usage` exists only in the unstable schema; a plain v1 client gets the same
-    object under `_meta["acpkit.usage"]` (a custom field at the root of a spec type is forbidden).
-    """
-    if usage is None:
-        return PromptResponse(stop_reason=stop)
-    if client.uses("promptUsage"):
-        return PromptResponse(stop_reason=stop, usage=usage)
-    return PromptResponse(
-        stop_reason=stop, field_meta={USAGE_META_KEY: usage.model_dump(mode="json", by_alias=True, exclude_none=True)}
-    )
 
 
 def _release_after_big_turn(prompt_size: int, grown: bool, unloaded: bool) -> None:

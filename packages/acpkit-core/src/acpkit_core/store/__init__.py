@@ -19,7 +19,8 @@ from .base import (
     private_file,
 )
 from .memory import MemoryStore
-from .postgres import PostgresStore, SchemaTooNewError, is_postgres_url, migrate
+from .postgres import PostgresStore, is_postgres_url
+from .postgres_schema import SchemaTooNewError, migrate
 from .rewind import FileChange, PromptMark, RewindStore
 from .sqlite import SqliteStore
 from .update_log import LogEntry, UpdateLogStore

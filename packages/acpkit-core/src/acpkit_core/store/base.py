@@ -2,9 +2,9 @@
 
 A store keeps, per session:
 
-- the [`Session`][acpkit_core.runner.Session] row: ids, cwd, mode, options, title and the
+- the [`Session`][acpkit_core.runner.types.Session] row: ids, cwd, mode, options, title and the
   runner's small `state`, rewritten whole by each save, with a `version` counting the saves;
-- the framework history ([`Session.history`][acpkit_core.runner.HistoryLog]): append-only rows,
+- the framework history ([`Session.history`][acpkit_core.runner.types.HistoryLog]): append-only rows,
   one per message, a save writes only the new ones;
 - a small server-owned JSON object (remembered permission answers, usage totals);
 - the transcript (every update the client saw, as wire JSON): append-only rows, written while a
@@ -32,7 +32,7 @@ from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 import pydantic_core
 
 from ..errors import InvalidCursorError, SessionBusyError
-from ..runner import ClientMcpServer, HistoryLog, HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
+from ..runner.types import ClientMcpServer, HistoryLog, HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",

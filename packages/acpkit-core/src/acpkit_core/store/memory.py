@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SessionNotFoundError
-from ..runner import HistoryLog, Session
+from ..runner.types import HistoryLog, Session
 from .base import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_PAGE_SIZE,

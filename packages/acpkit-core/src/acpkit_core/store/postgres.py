@@ -12,10 +12,10 @@ import os
 import random
 import socket
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ..errors import SessionNotFoundError, UserError
-from ..runner import Session
+from ..runner.types import Session
 from .base import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_PAGE_SIZE,
@@ -30,76 +30,26 @@ from .base import (
     session_from_json,
     session_to_json,
 )
-from .postgres_log import LOG_MIGRATION, LOG_TABLES, PostgresLog
-from .postgres_rewind import REWIND_MIGRATION, REWIND_TABLES, PostgresRewinding, cut_history
+from .postgres_log import LOG_TABLES, PostgresLog
+from .postgres_rewind import REWIND_TABLES, PostgresRewinding, cut_history
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
+from .postgres_schema import migrate
 
 _T = TypeVar("_T")
 
-__all__ = ["MIGRATIONS", "PostgresStore", "SchemaTooNewError", "is_postgres_url", "migrate"]
+__all__ = ["PostgresStore", "is_postgres_url"]
 
-MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
-    (
-        1,
-        """
-        CREATE TABLE acpkit_sessions (
-            id text COLLATE "C" PRIMARY KEY,
-            cwd text COLLATE "C" NOT NULL,
-            owner text COLLATE "C",
-            updated_at text COLLATE "C" NOT NULL,
-            data text NOT NULL,
-            server text NOT NULL,
-            version bigint NOT NULL DEFAULT 0
-        );
-        CREATE INDEX acpkit_sessions_by_time ON acpkit_sessions (updated_at DESC, id);
-        CREATE INDEX acpkit_sessions_by_cwd ON acpkit_sessions (cwd, updated_at DESC, id);
-        CREATE INDEX acpkit_sessions_by_owner ON acpkit_sessions (owner, updated_at DESC, id);
-        CREATE TABLE acpkit_history (
-            session_id text COLLATE "C" NOT NULL,
-            seq bigint NOT NULL,
-            item text NOT NULL,
-            PRIMARY KEY (session_id, seq)
-        );
-        CREATE TABLE acpkit_transcript (
-            session_id text COLLATE "C" NOT NULL,
-            seq bigint NOT NULL,
-            updates text NOT NULL,
-            PRIMARY KEY (session_id, seq)
-        );
-        CREATE TABLE acpkit_leases (
-            session_id text COLLATE "C" PRIMARY KEY,
-            owner text NOT NULL,
-            host text NOT NULL,
-            pid integer NOT NULL,
-            holder integer NOT NULL,
-            expires double precision NOT NULL
-        );
-        """,
-    ),
-    (2, REWIND_MIGRATION),
-    (3, LOG_MIGRATION),
-)
-"""The schema, as numbered steps: a database at version N gets the steps after N, in order, once.
 
-The version lives in `acpkit_schema_version`. Tables are prefixed `acpkit_`, so the store can
-share a database (and a schema) with other applications and with LangGraph's checkpoint tables.
-"""
-
-_MIGRATION_LOCK = 0x4143504B  # "ACPK": the advisory lock that serialises schema migrations
 _HOLDER_LOCKS = 0x41435053  # "ACPS": the namespace of the advisory locks that mark live processes
 _NOW: Final = "extract(epoch from clock_timestamp())"
 """The database's clock (seconds): leases expire by one clock, whatever the replicas' clocks say."""
 
 _HOST = socket.gethostname()
-
-
-class SchemaTooNewError(UserError):
-    """The database was migrated by a newer ACP Kit: this one does not know its schema."""
 
 
 def is_postgres_url(spec: str) -> bool:
@@ -115,49 +65,6 @@ def _redacted(url: str) -> str:
     user = f"{params['user']}@" if params.get("user") else ""
     port = f":{params['port']}" if params.get("port") else ""
     return f"postgresql://{user}{params.get('host') or ''}{port}/{params.get('dbname') or ''}"
-
-
-async def migrate(
-    conn: AsyncConnection[Any],
-    migrations: Sequence[tuple[int, LiteralString]] = MIGRATIONS,
-    *,
-    version_table: str = "acpkit_schema_version",
-    package: str = "acpkit-core",
-) -> int:
-    """Bring the schema reached by `conn` (its `search_path`) to the last of `migrations`; returns the version.
-
-    One transaction under an advisory lock: replicas starting together migrate once, and a failed
-    step leaves the schema as it was. A database newer than `migrations` raises `SchemaTooNewError`
-    (which names `package`, the one to upgrade). The steps applied are recorded in `version_table`:
-    another package keeping tables of its own in the same database (`langchain-acp`'s message
-    table) numbers its steps in a table of its own.
-    """
-    from psycopg import sql
-    from psycopg.rows import tuple_row
-
-    latest = migrations[-1][0] if migrations else 0
-    table = sql.Identifier(version_table)
-    async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-        await cur.execute(
-            sql.SQL(
-                "CREATE TABLE IF NOT EXISTS {}"
-                " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-            ).format(table)
-        )
-        await cur.execute(sql.SQL("SELECT COALESCE(MAX(version), 0) FROM {}").format(table))
-        row = await cur.fetchone()
-        current = int(row[0]) if row else 0
-        if current > latest:
-            raise SchemaTooNewError(
-                f"the database's {package} tables are at schema version {current}, newer than this "
-                f"{package}'s ({latest}): upgrade {package} on this replica"
-            )
-        for version, step in migrations:
-            if version > current:
-                await cur.execute(step)
-                await cur.execute(sql.SQL("INSERT INTO {} (version) VALUES (%s)").format(table), (version,))
-    return latest
 
 
 class PostgresStore(PostgresLog, PostgresRewinding):
@@ -177,7 +84,7 @@ class PostgresStore(PostgresLog, PostgresRewinding):
     `pool_mode=session`), or advisory locks mean nothing.
 
     Nothing touches the network until the first call (in the serving event loop): it opens the
-    liveness connection, applies the schema [migrations][acpkit_core.store.postgres.migrate],
+    liveness connection, applies the schema [migrations][acpkit_core.store.postgres_schema.migrate],
     then opens a pool of `min_size` to `max_size` connections. The tables are created in the
     connection's `search_path` schema (`?options=-csearch_path%3Dmyschema` in the URL picks one).
     """

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
 
 from ..errors import SessionNotFoundError
-from ..runner import Session
+from ..runner.types import Session
 from .base import JsonDict
 from .rewind import FileChange, PromptMark, cut_batches, decode_content, encode_content
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..runner import Session
+from ..runner.types import Session
 from .base import JsonDict, dumps_updates
 
 __all__ = ["FileChange", "PromptMark", "RewindStore", "cut_batches", "decode_content", "encode_content"]

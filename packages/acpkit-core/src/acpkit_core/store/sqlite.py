@@ -9,14 +9,13 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar, TypeVarTuple
 
 from ..errors import SessionNotFoundError
-from ..runner import Session
+from ..runner.types import Session
 from . import sqlite_log
 from .base import (
     DEFAULT_LEASE_SECONDS,
@@ -35,51 +34,14 @@ from .base import (
     session_to_json,
 )
 from .sqlite_log import LOG_TABLES
-from .sqlite_rewind import REWIND_SCHEMA, REWIND_TABLES, SqliteRewinding, cut_history
-from .update_log import LOG_SCHEMA, LogEntry
+from .sqlite_rewind import REWIND_TABLES, SqliteRewinding, cut_history
+from .sqlite_schema import SCHEMA_VERSION, migrate, read_transaction, write_transaction
+from .update_log import LogEntry
 
 __all__ = ["SqliteStore"]
 
 logger = logging.getLogger("acpkit_core.store")
 
-_SCHEMA = (
-    """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    cwd TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    data TEXT NOT NULL,
-    server TEXT NOT NULL,
-    version INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions (updated_at DESC, id);
-CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, updated_at DESC, id);
-CREATE TABLE IF NOT EXISTS transcript (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    updates TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE IF NOT EXISTS history (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    item TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE IF NOT EXISTS leases (
-    session_id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    expires REAL NOT NULL
-);
-"""
-    + REWIND_SCHEMA
-    + LOG_SCHEMA
-)
-_SCHEMA_VERSION = 4
-"""`PRAGMA user_version` of the current schema (1.x and early 2.0 files are 0, files without the
-rewind tables 2, without the update log 3: migrated on open)."""
 
 _WORKER_THREAD_NAME = "acpkit-sqlite"
 """Prefix of the name of each store's worker thread."""
@@ -161,8 +123,8 @@ class SqliteStore(SqliteRewinding):
         db = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None, factory=_Connection)
         try:
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if version < _SCHEMA_VERSION:
-                _migrate(db)
+            if version < SCHEMA_VERSION:
+                migrate(db)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
@@ -392,51 +354,6 @@ class SqliteStore(SqliteRewinding):
 # --- run on the worker thread -----------------------------------------------------------------------
 
 
-def _migrate(db: sqlite3.Connection) -> None:
-    """Create the schema, or bring an older file to it (once, on first open by this version)."""
-    existing = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
-    if not existing:
-        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # only takes effect before the first table
-    with _write(db):
-        if int(db.execute("PRAGMA user_version").fetchone()[0]) >= _SCHEMA_VERSION:
-            return  # another process migrated it meanwhile
-        for stmt in _SCHEMA.split(";"):
-            if stmt.strip():
-                db.execute(stmt)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
-        if "version" not in columns:
-            db.execute("ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
-        if "sessions" in existing:
-            # Rewrite older rows without MCP secrets (values of env and headers).
-            for session_id, data in db.execute("SELECT id, data FROM sessions").fetchall():
-                rewritten = json.dumps(session_to_json(session_from_json(json.loads(data))))
-                db.execute("UPDATE sessions SET data = ? WHERE id = ?", (rewritten, session_id))
-        db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
-    if int(db.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
-        db.execute("PRAGMA auto_vacuum=INCREMENTAL")
-        db.execute("VACUUM")  # an older file: switching auto_vacuum needs one VACUUM
-
-
-@contextmanager
-def _write(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-@contextmanager
-def _read(db: sqlite3.Connection) -> Generator[sqlite3.Connection]:
-    db.execute("BEGIN")
-    try:
-        yield db
-    finally:
-        db.execute("COMMIT")
-
-
 def _moved(db: sqlite3.Connection, chars: int) -> None:
     if isinstance(db, _Connection):
         db.moved += chars
@@ -466,7 +383,7 @@ def _insert_transcript(db: sqlite3.Connection, session_id: str, batch: str) -> N
 def _create(
     db: sqlite3.Connection, row: tuple[str, str, str, str, str], lines: str | None, items: Sequence[str]
 ) -> None:
-    with _write(db):
+    with write_transaction(db):
         db.execute("INSERT INTO sessions (id, cwd, updated_at, data, server) VALUES (?, ?, ?, ?, ?)", row)
         for table in ("transcript", "history", "leases", *REWIND_TABLES, *LOG_TABLES):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (row[0],))
@@ -477,7 +394,7 @@ def _create(
 
 
 def _get(db: sqlite3.Connection, session_id: str) -> StoredSession:
-    with _read(db):
+    with read_transaction(db):
         row = db.execute("SELECT data, server, version FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None:
             raise SessionNotFoundError(session_id)
@@ -490,7 +407,7 @@ def _get(db: sqlite3.Connection, session_id: str) -> StoredSession:
 
 
 def _in_write(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], _T]) -> _T:
-    with _write(db):
+    with write_transaction(db):
         return work(db)
 
 
@@ -530,7 +447,7 @@ def _save_rows(
 
 
 def _append_transcript(db: sqlite3.Connection, session_id: str, batch: str) -> None:
-    with _write(db):
+    with write_transaction(db):
         _insert_transcript(db, session_id, batch)
 
 
@@ -539,7 +456,7 @@ def _lease_is_dead(row: tuple[str, str, int, float] | None) -> bool:
 
 
 def _begin_turn(db: sqlite3.Connection, session_id: str, owner: str, lease_seconds: float) -> TurnStart:
-    with _write(db):
+    with write_transaction(db):
         kept = db.execute("SELECT version FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if kept is None:
             raise SessionNotFoundError(session_id)
@@ -563,7 +480,7 @@ def _begin_turn(db: sqlite3.Connection, session_id: str, owner: str, lease_secon
 
 
 def _renew_turn(db: sqlite3.Connection, session_id: str, owner: str, lease_seconds: float) -> None:
-    with _write(db):
+    with write_transaction(db):
         db.execute(
             "UPDATE leases SET expires = ? WHERE session_id = ? AND owner = ?",
             (time.time() + lease_seconds, session_id, owner),
@@ -571,7 +488,7 @@ def _renew_turn(db: sqlite3.Connection, session_id: str, owner: str, lease_secon
 
 
 def _end_turn(db: sqlite3.Connection, session_id: str, owner: str) -> None:
-    with _write(db):
+    with write_transaction(db):
         db.execute("DELETE FROM leases WHERE session_id = ? AND owner = ?", (session_id, owner))
 
 
@@ -579,7 +496,7 @@ def _recover_turn(db: sqlite3.Connection, session_id: str) -> bool:
     lease = db.execute("SELECT owner, host, pid, expires FROM leases WHERE session_id = ?", (session_id,)).fetchone()
     if not _lease_is_dead(lease):
         return False
-    with _write(db):
+    with write_transaction(db):
         lease = db.execute(
             "SELECT owner, host, pid, expires FROM leases WHERE session_id = ?", (session_id,)
         ).fetchone()
@@ -590,7 +507,7 @@ def _recover_turn(db: sqlite3.Connection, session_id: str) -> bool:
 
 
 def _transcript(db: sqlite3.Connection, session_id: str) -> list[JsonDict]:
-    with _read(db):
+    with read_transaction(db):
         if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
             raise SessionNotFoundError(session_id)
         rows = db.execute("SELECT updates FROM transcript WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
@@ -602,7 +519,7 @@ def _transcript(db: sqlite3.Connection, session_id: str) -> list[JsonDict]:
 
 
 def _delete(db: sqlite3.Connection, session_id: str) -> None:
-    with _write(db):
+    with write_transaction(db):
         for table in ("transcript", "history", "leases", *REWIND_TABLES, *LOG_TABLES):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
         db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))

@@ -28,63 +28,16 @@ if TYPE_CHECKING:
     from acp import Client
     from acp.schema import Usage
 
-    from ..config import AgentOptions
-    from ..server.agent import AcpAgent
-    from ..tool_calls import ToolCallRecord
+    from ..runner.tool_lifecycle import ToolCallRecord
     from .otel import OtelBackend, SpanHandle
+from .counts import WireCounts
 
-__all__ = [
-    "TRACE_META_KEYS",
-    "ConnectionProbe",
-    "Observer",
-    "SessionCounts",
-    "TurnProbe",
-    "WireCounts",
-    "connection_probe",
-    "observer_of",
-    "store_timer",
-    "trace_carrier",
-]
+__all__ = ["TRACE_META_KEYS", "ConnectionProbe", "Observer", "SessionCounts", "TurnProbe", "trace_carrier"]
 
 access_log = logging.getLogger(ACCESS_LOGGER)
 
 TRACE_META_KEYS = ("traceparent", "tracestate", "baggage")
 """The `_meta` keys of a request that carry the client's W3C trace context (ACP's meta-propagation RFD)."""
-
-_UPDATE = "session/update"
-
-
-def observer_of(options: AgentOptions) -> Observer | None:
-    """The observer of `options.telemetry`, `None` when telemetry is off (the server then does nothing)."""
-    telemetry = options.telemetry
-    return telemetry.observer() if telemetry is not None else None
-
-
-def connection_probe(
-    agent: AcpAgent,
-    transport: str,
-    *,
-    principal: str | None = None,
-    connection_id: str | None = None,
-    peer: str | None = None,
-) -> ConnectionProbe | None:
-    """A probe for a connection `agent` serves, tied to its turns; `None` when telemetry is off."""
-    observer = observer_of(agent.options)
-    if observer is None:
-        return None
-    probe = observer.connection(
-        transport, principal=principal, connection_id=connection_id, sessions=agent.sessions, peer=peer
-    )
-    agent.turns.connection = probe
-    return probe
-
-
-def store_timer(options: AgentOptions) -> Callable[[str, float], None] | None:
-    """What times the store's calls when metrics are on (`None`: the store is used as it is)."""
-    observer = observer_of(options)
-    if observer is None or observer.backend is None or not observer.backend.metering:
-        return None
-    return observer.record_store
 
 
 def trace_carrier(meta: Mapping[str, Any] | None) -> dict[str, str]:
@@ -92,50 +45,6 @@ def trace_carrier(meta: Mapping[str, Any] | None) -> dict[str, str]:
     if not meta:
         return {}
     return {key: value for key in TRACE_META_KEYS if isinstance(value := meta.get(key), str)}
-
-
-class WireCounts:
-    """What one connection's transport sent: messages, `session/update`s, bytes, error answers by code."""
-
-    __slots__ = ("bytes", "errors", "messages", "updates")
-
-    def __init__(self) -> None:
-        self.messages = 0
-        self.updates = 0
-        self.bytes = 0
-        self.errors: dict[int, int] = {}
-
-    def note(self, payload: dict[str, Any] | list[dict[str, Any]], size: int) -> None:
-        """One payload of `size` bytes written (a message, or a batch's answers)."""
-        self.bytes += size
-        if isinstance(payload, dict):
-            self._one(payload)
-        else:
-            for item in payload:
-                self._one(item)
-
-    def _one(self, message: dict[str, Any]) -> None:
-        self.messages += 1
-        if message.get("method") == _UPDATE:
-            self.updates += 1
-        elif (error := message.get("error")) is not None:
-            code = cast("dict[str, Any]", error).get("code") if isinstance(error, dict) else None
-            key = code if isinstance(code, int) else 0
-            self.errors[key] = self.errors.get(key, 0) + 1
-
-    def add(self, other: WireCounts) -> None:
-        """Add `other`'s counts to these."""
-        self.messages += other.messages
-        self.updates += other.updates
-        self.bytes += other.bytes
-        for code, n in list(other.errors.items()):
-            self.errors[code] = self.errors.get(code, 0) + n
-
-    def copy(self) -> WireCounts:
-        """A snapshot."""
-        out = WireCounts()
-        out.add(self)
-        return out
 
 
 class SessionCounts(Protocol):

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..runner import Session
+from ..runner.types import Session
 from ..store import SessionPage, SessionStore, StoredSession, TurnStart
 from ..store.base import DEFAULT_LEASE_SECONDS, DEFAULT_PAGE_SIZE, JsonDict
 

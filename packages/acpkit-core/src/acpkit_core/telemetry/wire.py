@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from ..server.transport import WRITE_WINDOW_MS, DirectSender, encode_message
-from .observer import WireCounts
+from .counts import WireCounts
 
 __all__ = ["MeteredSender"]
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .client import AcpTestClient, ElicitationAnswer, PermissionAnswer
+from .answers import ElicitationAnswer, PermissionAnswer
+from .client import AcpTestClient
 from .results import PromptResult, ToolCallState
 from .scripted import ScriptedRunner
 

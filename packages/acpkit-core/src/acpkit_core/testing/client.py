@@ -3,116 +3,65 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import socket
 import tempfile
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import acp
 from acp import PROTOCOL_VERSION, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
-    AcceptElicitationResponse,
     AcpMcpServer,
-    AllowedOutcome,
     AudioContentBlock,
     AuthCapabilities,
     BooleanConfigOptionCapabilities,
-    CancelElicitationResponse,
     ClientCapabilities,
     ClientSessionCapabilities,
-    CreateTerminalResponse,
-    DeclineElicitationResponse,
-    DeniedOutcome,
     ElicitationCapabilities,
     ElicitationFormCapabilities,
     ElicitationUrlCapabilities,
     EmbeddedResourceContentBlock,
-    EnvVariable,
     FileSystemCapabilities,
     ForkSessionResponse,
-    HttpHeader,
     ImageContentBlock,
     Implementation,
     InitializeResponse,
-    KillTerminalResponse,
     ListSessionsResponse,
     LoadSessionResponse,
-    McpServerStdio,
     NewSessionResponse,
-    PermissionOption,
-    ReadTextFileResponse,
-    ReleaseTerminalResponse,
     RequestPermissionRequest,
-    RequestPermissionResponse,
     ResourceContentBlock,
     ResumeSessionResponse,
     SessionConfigOptionsCapabilities,
     SetSessionConfigOptionResponse,
-    TerminalOutputResponse,
     TextContentBlock,
-    ToolCallUpdate,
-    WaitForTerminalExitResponse,
-    WriteTextFileResponse,
 )
-from acp.schema import HttpMcpServer as WireHttpMcpServer
-from acp.schema import SseMcpServer as WireSseMcpServer
 
-from ..local_host import LocalClientHost
-from ..runner import HttpMcpServer, SseMcpServer, StdioMcpServer
+from ..client.local_host import LocalClientHost
+from ..runner.unstable import UNSTABLE_META_KEY
 from ..server._sdk import observe_wire, route_unstable_updates, tracked
 from ..server.requests import CancelRecord, RequestId, RequestTracker
-from ..unstable import UNSTABLE_META_KEY
 from .mcp_server import ClientMcp
 from .results import PromptResult
 
 if TYPE_CHECKING:
     from ..server import AcpAgent
+from .answers import ClientAnswers, ElicitationAnswer, PermissionAnswer, WireMessage, wire_mcp_server
 
-__all__ = ["AcpTestClient", "ElicitationAnswer", "PermissionAnswer", "PromptBlock"]
+__all__ = ["AcpTestClient", "PromptBlock"]
 
 STREAM_LIMIT = 50 * 1024 * 1024
 
 PromptBlock: TypeAlias = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
-PermissionAnswer: TypeAlias = Sequence[str] | Callable[[RequestPermissionRequest], str | Awaitable[str]]
-"""Option kinds or ids (`allow_once`, ..., or `cancelled`) used in order, or a function choosing one.
-
-`cancel_turn` answers as an editor does when the user stops the turn at the question: it sends
-`session/cancel`, then answers the request `cancelled`."""
 
 
-ElicitationAnswer: TypeAlias = Sequence[str | None] | Callable[[dict[str, Any]], str | Awaitable[str | None] | None]
-"""Answers to `elicitation/create`, in order, or a function of the request's params choosing one.
-
-A string is accepted as the value of the form's `answer` (in URL mode any string accepts: the user
-consented to open the link); `None` declines; `"cancel_turn"` answers as an editor does when the
-user stops the turn at the question (`session/cancel`, then `cancel`)."""
-
-WireMessage: TypeAlias = tuple[Literal["sent", "received"], dict[str, Any]]
-"""One raw JSON-RPC message of the connection, as the test client sent or received it."""
-
-
-def wire_mcp_server(server: Any) -> Any:
-    """An MCP server for the wire: runner-side descriptions are converted, schema models pass through."""
-    if isinstance(server, StdioMcpServer):
-        env = [EnvVariable(name=k, value=v) for k, v in server.env.items()]
-        return McpServerStdio(name=server.name, command=server.command, args=list(server.args), env=env)
-    if isinstance(server, HttpMcpServer):
-        headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
-        return WireHttpMcpServer(type="http", name=server.name, url=server.url, headers=headers)
-    if isinstance(server, SseMcpServer):
-        headers = [HttpHeader(name=k, value=v) for k, v in server.headers.items()]
-        return WireSseMcpServer(type="sse", name=server.name, url=server.url, headers=headers)
-    return server
-
-
-class AcpTestClient:
+class AcpTestClient(ClientAnswers):
     """An ACP client that records everything and answers the agent from a script.
 
     Use [`spawn`][acpkit_core.testing.AcpTestClient.spawn] for an agent command over real
@@ -289,7 +238,7 @@ class AcpTestClient:
         With `reconnect`, a dropped connection is re-established and its sessions re-attached, as
         `acpkit chat --url` does (see [`open_remote`][acpkit_core.remote.open_remote]).
         """
-        from ..remote.client import open_remote
+        from ..remote.connect import open_remote
 
         client = cls(**options)
         try:
@@ -319,7 +268,7 @@ class AcpTestClient:
         """Serve an MCP server to the agent through the ACP connection (MCP over ACP, unstable).
 
         `server` is an in-process MCP server (the `mcp` package's `MCPServer`, or a low-level
-        `Server`) or a [`StdioMcpServer`][acpkit_core.runner.StdioMcpServer] started as a subprocess
+        `Server`) or a [`StdioMcpServer`][acpkit_core.runner.types.StdioMcpServer] started as a subprocess
         on each `mcp/connect`. Returns the `mcpServers` entry to pass to `new_session` (type `acp`,
         with a fresh `serverId`); the agent sees it only when this client opted into `mcpOverAcp`.
         """
@@ -580,132 +529,3 @@ class AcpTestClient:
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         """Record an update."""
         self.updates.setdefault(session_id, []).append(update)
-
-    async def request_permission(
-        self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
-    ) -> RequestPermissionResponse:
-        """Answer from `permission_answers`; a `session/cancel` sent meanwhile answers `cancelled`."""
-        request = RequestPermissionRequest(options=options, session_id=session_id, tool_call=tool_call)
-        self.permission_requests.append(request)
-        self.requests.append(("session/request_permission", request.model_dump(by_alias=True, exclude_none=True)))
-        cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
-        choice = asyncio.ensure_future(self._choose(request))
-        waiter = asyncio.ensure_future(cancelled.wait())
-        try:
-            await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:  # also when the agent cancels the request ($/cancel_request): answered -32800
-            waiter.cancel()
-            unanswered = not choice.done()
-            if unanswered:
-                choice.cancel()
-        if unanswered:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        answer = choice.result()
-        if answer == "cancel_turn":
-            await self.cancel(session_id)
-        if answer in ("cancelled", "cancel_turn"):
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        option_id = next((o.option_id for o in options if answer in (o.option_id, o.kind)), answer)
-        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
-
-    async def _choose(self, request: RequestPermissionRequest) -> str:
-        answers = self.permission_answers
-        if callable(answers):
-            result = answers(request)
-            return await result if inspect.isawaitable(result) else result
-        if self._answer_index < len(answers):
-            self._answer_index += 1
-            return answers[self._answer_index - 1]
-        return "allow_once"
-
-    async def create_elicitation(
-        self, message: str, mode: Any, **kwargs: Any
-    ) -> AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse:
-        """Answer from `elicitation_answers`; a `session/cancel` sent meanwhile answers `cancel`."""
-        url_mode = not hasattr(mode, "requested_schema")
-        params: dict[str, Any] = {"message": message, "mode": "url" if url_mode else "form"}
-        params.update(mode.model_dump(mode="json", by_alias=True, exclude_none=True))
-        self.elicitations.append(params)
-        self.requests.append(("elicitation/create", params))
-        session_id = str(params.get("sessionId", ""))
-        cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
-        choice = asyncio.ensure_future(self._elicitation_choice(params))
-        waiter = asyncio.ensure_future(cancelled.wait())
-        try:
-            await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:  # also when the agent cancels the request ($/cancel_request): answered -32800
-            waiter.cancel()
-            unanswered = not choice.done()
-            if unanswered:
-                choice.cancel()
-        if unanswered:
-            return CancelElicitationResponse(action="cancel")
-        answer = choice.result()
-        if answer == "cancel_turn":
-            await self.cancel(session_id)
-            return CancelElicitationResponse(action="cancel")
-        if answer is None:
-            return DeclineElicitationResponse(action="decline")
-        if url_mode:  # the user consented to open the link; what happens there is out of band
-            return AcceptElicitationResponse(action="accept")
-        return AcceptElicitationResponse(action="accept", content={"answer": answer})
-
-    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
-        """Record `elicitation/complete` (the out-of-band part of a URL elicitation finished)."""
-        self.completed_elicitations.append(elicitation_id)
-
-    async def _elicitation_choice(self, params: dict[str, Any]) -> str | None:
-        answers = self.elicitation_answers
-        if callable(answers):
-            result = answers(params)
-            return await result if inspect.isawaitable(result) else result
-        if self._elicitation_index < len(answers):
-            self._elicitation_index += 1
-            return answers[self._elicitation_index - 1]
-        return None
-
-    async def read_text_file(
-        self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any
-    ) -> ReadTextFileResponse:
-        """Read a real file (`line` is 1-based)."""
-        self.requests.append(("fs/read_text_file", {"path": path, "line": line, "limit": limit}))
-        return await self.host.read_text_file(path, line=line, limit=limit)
-
-    async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:
-        """Write a real file."""
-        self.requests.append(("fs/write_text_file", {"path": path, "content": content}))
-        return await self.host.write_text_file(path, content)
-
-    async def create_terminal(
-        self,
-        command: str,
-        session_id: str,
-        args: list[str] | None = None,
-        cwd: str | None = None,
-        env: list[EnvVariable] | None = None,
-        output_byte_limit: int | None = None,
-        **kwargs: Any,
-    ) -> CreateTerminalResponse:
-        """Start a real subprocess."""
-        self.requests.append(("terminal/create", {"command": command, "args": args, "cwd": cwd}))
-        return await self.host.create_terminal(command, args, cwd=cwd, env=env, output_byte_limit=output_byte_limit)
-
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
-        """Output so far."""
-        return await self.host.terminal_output(terminal_id)
-
-    async def wait_for_terminal_exit(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> WaitForTerminalExitResponse:
-        """Wait for the process to end."""
-        return await self.host.wait_for_terminal_exit(terminal_id)
-
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
-        """Kill the process."""
-        self.requests.append(("terminal/kill", {"terminalId": terminal_id}))
-        return await self.host.kill_terminal(terminal_id)
-
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
-        """Kill if running and forget the terminal."""
-        self.requests.append(("terminal/release", {"terminalId": terminal_id}))
-        return await self.host.release_terminal(terminal_id)

@@ -11,7 +11,8 @@ policy). The scenarios are `async` tests: install `pytest-asyncio` (the class ca
 ```python
 # tests/test_conformance.py of your package
 import pytest
-from acpkit_core.testing.conformance import AgentFactory, RunnerConformance
+from acpkit_core.testing.conformance_memory import AgentFactory
+from acpkit_core.testing.conformance import RunnerConformance
 
 class TestMyRunnerConformance(RunnerConformance):
     thoughts = False         # capability flags: set False to skip what the framework cannot do
@@ -56,11 +57,11 @@ behind authentication); `session/delete` of an unknown id (`text`).
 
 Unstable surfaces, for a client that negotiated them: MCP over ACP (`mcp`): a server the client
 serves through the connection reaches the runner as a
-[`ClientMcpServer`][acpkit_core.runner.ClientMcpServer] in `session.mcp_servers`, to connect as
+[`ClientMcpServer`][acpkit_core.runner.types.ClientMcpServer] in `session.mcp_servers`, to connect as
 any other (`server.streams()` gives an MCP client session's streams); a plain client's is refused
 by core (`text`). A runner that connects no MCP servers sets `mcp_servers = False`. Custom LLM
 endpoints (`text`): a runner that can swap its model for one on the client's endpoint
-([`ModelEndpoints`][acpkit_core.providers.ModelEndpoints]) must run the turn there once the
+([`ModelEndpoints`][acpkit_core.runner.providers.ModelEndpoints]) must run the turn there once the
 client set one (`turn.llm_endpoint`); any other runner is refused `providers/set` by core.
 
 Unstable surfaces too, each where the client negotiated it and in its stable form for a plain client:
@@ -68,14 +69,14 @@ a tool call's `name` (`toolCallName`, `tool_ok`: report calls through `turn.tool
 tool's name); plan operations (`planOperations`: the host plan of `options.plan_provider`, `text`);
 a limit reached as a notice (`sessionNotices`, `tool_ok` with `options.max_turn_requests=1`: the
 runner counts its model requests against `turn.max_requests`, stops `max_turn_requests` and tells it
-with [`notice_limit`][acpkit_core.emitter.notice_limit]).
+with [`notice_limit`][acpkit_core.runner.notices.notice_limit]).
 
 `tool_ok` also runs with a `tool_presentation` for `read_file` in `options` (a title template, a
 kind, locations, code output), which the runner must honour: report tool calls through
 `turn.tool_calls`, not with the emitter's raw `tool_call` methods.
 
 The `permission` agent also serves `/tools` (when the runner is a
-[`ToolLister`][acpkit_core.runner.ToolLister]): its listing must include `read_file` and
+[`ToolLister`][acpkit_core.runner.protocols.ToolLister]): its listing must include `read_file` and
 `delete_file`; the scenario runs it with the standard modes.
 
 `memory` runs turn 2 on a *new* agent (a fresh `agent_factory("memory", options)` sharing the
@@ -84,7 +85,7 @@ agent also serves the rewind scenarios: `/rewind` back to before the first promp
 no longer knows the name, after a restart too), `/retry` of the question (answered again from the
 first prompt alone), and `session/fork` at a prompt. A runner whose framework keeps its conversation
 in `session.history` passes them with no code of its own; one that keeps it elsewhere implements
-[`SessionRewinder`][acpkit_core.rewind.SessionRewinder].
+[`SessionRewinder`][acpkit_core.runner.rewind.SessionRewinder].
 
 The scenarios are required: a subclass that redefines one (or sets it to `None`) is refused when
 the class is created, unless the new definition is decorated with
@@ -106,38 +107,30 @@ import pytest
 from acp import RequestError
 from acp.schema import (
     AgentMessageChunk,
-    AgentPlanContentUpdate,
-    AgentPlanUpdate,
     AgentThoughtChunk,
     AvailableCommandsUpdate,
     ContentToolCallContent,
     ImageContentBlock,
     TextContentBlock,
     ToolCallStart,
-    UsageUpdate,
     UserMessageChunk,
 )
 
 from ..auth import AgentMethod, Authentication, AuthRequest
-from ..config import STANDARD_MODES, AgentOptions
-from ..elicitation import Answer, Question
-from ..emitter import NOTICE_META_KEY
-from ..permissions import PermissionPolicy
-from ..presentation import ToolPresentation
-from ..runner import PlanItem, Session, ToolLister, Turn
-from ..server import AcpAgent
-from ..stop import request_limit_message
+from ..config import AgentOptions
+from ..permissions import STANDARD_MODES, PermissionPolicy
+from ..runner.elicitation import Answer, Question
+from ..runner.protocols import ToolLister, Turn
+from ..runner.tool_presentation import ToolPresentation
 from ..thinking import show_thinking_option
-from ..unstable_updates import NamedToolCallStart
 from .client import AcpTestClient
+from .conformance_memory import AgentFactory, MemoryScenarios
+from .conformance_negotiated import NegotiatedScenarios
 
-__all__ = ["REQUIRED_SCENARIOS", "AgentFactory", "RunnerConformance", "conformance_override"]
+__all__ = ["REQUIRED_SCENARIOS", "RunnerConformance", "conformance_override"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _OVERRIDE = "__conformance_override__"
-
-AgentFactory = Callable[[str, AgentOptions], AcpAgent]
-"""`(scenario, options) -> AcpAgent`."""
 
 
 def conformance_override(reason: str) -> Callable[[F], F]:
@@ -152,7 +145,7 @@ def conformance_override(reason: str) -> Callable[[F], F]:
     return mark
 
 
-class RunnerConformance:
+class RunnerConformance(NegotiatedScenarios, MemoryScenarios):
     """Base class of a runner's conformance tests (not collected itself: its name does not start with `Test`)."""
 
     pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
@@ -163,18 +156,8 @@ class RunnerConformance:
     """The runner asks permission through `turn.request_permission`."""
     cancel_mid_tool: ClassVar[bool] = True
     """A running tool is interrupted by `session/cancel`."""
-    history: ClassVar[bool] = True
-    """The framework's history survives a restart (`memory`)."""
     questions: ClassVar[bool] = True
     """A tool can ask the user a question through the adapter's hook (`question`)."""
-    usage: ClassVar[bool] = True
-    """The runner reports token usage after each model response (`turn.emit.usage`)."""
-    rewind: ClassVar[bool] = True
-    """The framework's memory goes back with the session (`/rewind`, `/retry`, fork at a prompt)."""
-    mcp_servers: ClassVar[bool] = True
-    """The runner connects the session's MCP servers (`session.mcp_servers`) and offers their tools (`mcp`)."""
-    limits: ClassVar[bool] = True
-    """The runner stops at `turn.max_requests` model requests (`max_turn_requests`)."""
 
     @pytest.fixture
     def agent_factory(self) -> AgentFactory:
@@ -303,93 +286,6 @@ class RunnerConformance:
         (call,) = r.tool_calls.values()
         assert call.status in ("failed", "completed")
 
-    async def test_load_after_restart(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
-        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            first = await c.prompt("My name is Ada.", session_id=sid)
-        assert first.stop_reason == "end_turn"
-        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
-            await c.initialize()
-            _, replayed = await c.load_session(sid)
-            user = "".join(
-                u.content.text for u in replayed if isinstance(u, UserMessageChunk) and u.content.type == "text"
-            )
-            agent = "".join(
-                u.content.text for u in replayed if isinstance(u, AgentMessageChunk) and u.content.type == "text"
-            )
-            assert user == "My name is Ada."
-            assert agent == first.text
-            second = await c.prompt("What is my name?", session_id=sid)
-        assert second.stop_reason == "end_turn"
-        if self.history:
-            assert "Ada" in second.text
-
-    async def test_rewind(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
-        """`/rewind 1`: the next answer comes from a conversation without the first prompt, after a restart too."""
-        if not self.rewind:
-            pytest.skip("the runner's memory does not go back with the session")
-        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            await c.prompt("My name is Ada.", session_id=sid)
-            knows = await c.prompt("What is my name?", session_id=sid)
-            rewound = await c.prompt("/rewind 1", session_id=sid)
-            forgot = await c.prompt("What is my name?", session_id=sid)
-        assert rewound.text.startswith('Rewound to before prompt 1 ("My name is Ada."): undid 2 prompts.')
-        assert "Ada" not in forgot.text
-        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
-            await c.initialize()
-            _, replayed = await c.load_session(sid)
-            still = await c.prompt("What is my name?", session_id=sid)
-        assert [u.content.text for u in replayed if isinstance(u, UserMessageChunk)] == ["What is my name?"]
-        assert "Ada" not in still.text
-        if self.history:
-            assert "Ada" in knows.text
-
-    async def test_retry(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
-        """`/retry` sends the last prompt again, on the conversation before it; it is kept once."""
-        if not self.rewind:
-            pytest.skip("the runner's memory does not go back with the session")
-        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            await c.prompt("My name is Ada.", session_id=sid)
-            first = await c.prompt("What is my name?", session_id=sid)
-            again = await c.prompt("/retry", session_id=sid)
-            _, replayed = await c.load_session(sid)
-        assert again.stop_reason == "end_turn"
-        assert again.text.startswith('Rewound to before prompt 2 ("What is my name?"): undid prompt.')
-        said = [u.content.text for u in replayed if isinstance(u, UserMessageChunk)]
-        assert said == ["My name is Ada.", "What is my name?"]
-        if self.history:
-            assert "Ada" in first.text and again.text.endswith(first.text)
-
-    async def test_fork_at_a_prompt(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
-        """`session/fork` at prompt 2 keeps prompt 1; at prompt 1, nothing; the original is left as it was."""
-        if not self.rewind:
-            pytest.skip("the runner's memory does not go back with the session")
-        async with AcpTestClient.connect(agent_factory("memory", options)) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            await c.prompt("My name is Ada.", session_id=sid)
-            await c.prompt("Nice weather.", session_id=sid)
-            kept = await c.fork_session(sid, prompt=2)
-            empty = await c.fork_session(sid, prompt=1)
-            in_kept = await c.prompt("What is my name?", session_id=kept)
-            in_empty = await c.prompt("What is my name?", session_id=empty)
-            _, replayed = await c.load_session(kept)
-            _, original = await c.load_session(sid)
-        said = [u.content.text for u in replayed if isinstance(u, UserMessageChunk)]
-        assert said == ["My name is Ada.", "What is my name?"]
-        assert [u.content.text for u in original if isinstance(u, UserMessageChunk)] == [
-            "My name is Ada.",
-            "Nice weather.",
-        ]
-        assert "Ada" not in in_empty.text
-        if self.history:
-            assert "Ada" in in_kept.text
-
     async def test_bad_prompt(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         async with AcpTestClient.connect(agent_factory("bad_prompt", options)) as c:
             await c.initialize()
@@ -484,7 +380,7 @@ class RunnerConformance:
     async def test_tools_command(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         """`/tools` on the `permission` agent: kinds and status from core, following the mode.
 
-        A runner that is not a [`ToolLister`][acpkit_core.runner.ToolLister] does not get `/tools`
+        A runner that is not a [`ToolLister`][acpkit_core.runner.protocols.ToolLister] does not get `/tools`
         (the default); one that is lists `read_file` and `delete_file` with their kinds, and the
         status of each in the current mode.
         """
@@ -606,26 +502,6 @@ class RunnerConformance:
         assert r.text == "Done thinking."
         assert not any(isinstance(u, AgentThoughtChunk) for u in r.updates)
 
-    @pytest.mark.parametrize("negotiated", [False, True])
-    async def test_context_meter_and_prompt_usage(
-        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
-    ) -> None:
-        """`usage_update` during the turn; the answer's usage under `_meta`, or at its root when negotiated."""
-        if not self.usage:
-            pytest.skip("the runner does not report token usage")
-        windowed = dataclasses.replace(options, context_window=50_000)
-        async with AcpTestClient.connect(agent_factory("text", windowed), unstable=["promptUsage"] * negotiated) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            r = await c.prompt("Say hello.", session_id=sid)
-        meters = [u for u in r.updates if isinstance(u, UsageUpdate)]
-        assert meters and all(m.used > 0 and m.size > 0 for m in meters)
-        answer = next(m["result"] for d, m in c.wire if d == "received" and "stopReason" in (m.get("result") or {}))
-        if negotiated:
-            assert answer["usage"]["totalTokens"] > 0
-        else:
-            assert "usage" not in answer and answer["_meta"]["acpkit.usage"]["totalTokens"] > 0
-
     async def test_logout_ends_authentication(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
         """`logout` (ACP 1.21): advertised with `auth=`, and sessions answer -32000 again after it."""
 
@@ -655,160 +531,6 @@ class RunnerConformance:
             r = await c.prompt("Say hello.", session_id=sid)
         assert r.text == "Hello from the agent."
 
-    @pytest.mark.parametrize("negotiated", [False, True])
-    async def test_tool_call_name_where_negotiated(
-        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
-    ) -> None:
-        """The tool's `name` in `tool_call` for a client with `toolCallName`; never at the root otherwise."""
-        async with AcpTestClient.connect(
-            agent_factory("tool_ok", options), unstable=["toolCallName"] * negotiated
-        ) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            (c.root / "notes.txt").write_text("remember the milk\n")
-            r = await c.prompt("Read notes.txt.", session_id=sid)
-        (call,) = r.tool_calls.values()
-        start = next(u for u in r.updates if isinstance(u, NamedToolCallStart))
-        assert call.name == ("read_file" if negotiated else None) and start.name == call.name
-        sent = [m["params"]["update"] for d, m in c.wire if d == "received" and m.get("method") == "session/update"]
-        assert negotiated or all("name" not in u for u in sent if u["sessionUpdate"].startswith("tool_call"))
 
-    @pytest.mark.parametrize("negotiated", [False, True])
-    async def test_plan_operations_where_negotiated(
-        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
-    ) -> None:
-        """A host plan (`options.plan_provider`) as `plan_update` (plan `main`) where negotiated, else `plan`."""
-
-        class HostPlan:
-            async def get_plan(self, session: Session) -> list[PlanItem]:
-                return [PlanItem(content="say hello", status="in_progress")]
-
-        planned = dataclasses.replace(options, plan_provider=HostPlan())
-        async with AcpTestClient.connect(agent_factory("text", planned), unstable=["planOperations"] * negotiated) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            r = await c.prompt("Say hello.", session_id=sid)
-        updates = [*c.updates[sid]]
-        assert r.text == "Hello from the agent."
-        if negotiated:
-            ops = [u for u in updates if isinstance(u, AgentPlanContentUpdate)]
-            assert ops and not any(isinstance(u, AgentPlanUpdate) for u in updates)
-            assert ops[-1].plan.plan_id == "main" and ops[-1].plan.type == "items"
-            assert [e.content for e in ops[-1].plan.entries] == ["say hello"]  # type: ignore[union-attr]
-        else:
-            plans = [u for u in updates if isinstance(u, AgentPlanUpdate)]
-            assert plans and [e.content for e in plans[-1].entries] == ["say hello"]
-            assert not any(isinstance(u, AgentPlanContentUpdate) for u in updates)
-
-    @pytest.mark.parametrize("negotiated", [False, True])
-    async def test_a_limit_reached_is_a_notice(
-        self, agent_factory: AgentFactory, options: AgentOptions, negotiated: bool
-    ) -> None:
-        """`max_turn_requests=1` stops `tool_ok` before its second model request: a `notice` where
-        `sessionNotices` is negotiated (not in the answer), else the limit's message as its own message."""
-        if not self.limits:
-            pytest.skip("the runner does not count its model requests")
-        limited = dataclasses.replace(options, max_turn_requests=1)
-        async with AcpTestClient.connect(
-            agent_factory("tool_ok", limited), unstable=["sessionNotices"] * negotiated
-        ) as c:
-            await c.initialize()
-            sid = await c.new_session()
-            (c.root / "notes.txt").write_text("remember the milk\n")
-            r = await c.prompt("Read notes.txt.", session_id=sid)
-        message = request_limit_message(1)
-        assert r.stop_reason == "max_turn_requests"
-        if negotiated:
-            assert [(n.severity, n.title, n.description) for n in r.notices] == [
-                ("warning", "Turn limit reached", message)
-            ]
-            assert message not in r.text
-        else:
-            assert r.notices == [] and r.text.endswith(message)
-            tagged = [u for u in r.updates if isinstance(u, AgentMessageChunk) and u.field_meta]
-            assert [u.field_meta["acpkit"][NOTICE_META_KEY]["title"] for u in tagged if u.field_meta] == [
-                "Turn limit reached"
-            ]
-
-    async def test_mcp_over_acp_needs_negotiation(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
-        """MCP over ACP (unstable) is offered only to a client that opted into `mcpOverAcp`: a plain
-        client is not told `mcpCapabilities.acp`, and its ACP-transport server is refused (-32602)."""
-        async with AcpTestClient.connect(agent_factory("text", options)) as c:
-            init = await c.initialize()
-            entry = c.serve_mcp(_editor_words(), name="words")
-            with pytest.raises(RequestError) as refused:
-                await c.new_session(mcp_servers=[entry])
-        caps = init.agent_capabilities
-        assert caps is not None and caps.mcp_capabilities is not None and not caps.mcp_capabilities.acp
-        assert refused.value.code == -32602 and "mcpServers[0]" in (refused.value.data or {})
-        assert c.mcp.connections == {}
-
-    async def test_mcp_over_acp(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
-        """The `mcp` agent calls `lookup_word` of an MCP server the client serves over ACP, connected
-        like any of the session's MCP servers ([`ClientMcpServer`][acpkit_core.runner.ClientMcpServer])."""
-        if not self.mcp_servers:
-            pytest.skip("the runner does not connect the session's MCP servers")
-        async with AcpTestClient.connect(agent_factory("mcp", options), unstable=["mcpOverAcp"]) as c:
-            init = await c.initialize()
-            entry = c.serve_mcp(_editor_words(), name="words")
-            sid = await c.new_session(mcp_servers=[entry])
-            r = await c.prompt("Look up ketchup.", session_id=sid)
-            await c.close_session(sid)
-        caps = init.agent_capabilities
-        assert caps is not None and caps.mcp_capabilities is not None and caps.mcp_capabilities.acp
-        assert r.stop_reason == "end_turn"
-        (call,) = r.tool_calls.values()
-        assert call.status == "completed" and call.raw_input == {"word": "ketchup"}
-        (connection,) = c.mcp.connections.values()
-        assert connection.server_id == entry.server_id and "tools/call" in connection.methods
-        assert connection.disconnected  # closing the session closed its MCP connection (`mcp/disconnect`)
-
-    async def test_custom_llm_endpoint(self, agent_factory: AgentFactory, options: AgentOptions) -> None:
-        """`providers/*` (unstable): only for a client that opted into `providers`. A runner that can swap
-        its model ([`ModelEndpoints`][acpkit_core.providers.ModelEndpoints]) lists `main` and, once the
-        client set an endpoint, runs the `text` turn there (here a closed port: the turn fails -32603);
-        any other is not advertised the capability, lists nothing and refuses `providers/set` (-32602)."""
-        async with AcpTestClient.connect(agent_factory("text", options)) as plain:
-            await plain.initialize()
-            with pytest.raises(RequestError) as hidden:
-                await plain.providers_list()
-        assert hidden.value.code == -32601
-        closed = {"providerId": "main", "baseUrl": "http://127.0.0.1:9/v1", "headers": {"Authorization": "Bearer k"}}
-        async with AcpTestClient.connect(agent_factory("text", options), unstable=["providers"]) as c:
-            init = await c.initialize()
-            listed = await c.providers_list()
-            sid = await c.new_session()
-            caps = init.agent_capabilities
-            assert caps is not None
-            if not listed["providers"]:  # the runner cannot swap its model: refused, with the reason
-                assert caps.providers is None
-                with pytest.raises(RequestError) as refused:
-                    await c.providers_set({**closed, "apiType": "openai"})
-                assert refused.value.code == -32602
-                return
-            assert caps.providers is not None
-            (main,) = listed["providers"]
-            assert (main["providerId"], main["required"]) == ("main", True) and main["supported"]
-            await c.providers_set({**closed, "apiType": main["supported"][0]})
-            assert (await c.providers_list())["providers"][0]["current"]["baseUrl"] == closed["baseUrl"]
-            with pytest.raises(RequestError) as failed:
-                await c.prompt("Say hello.", session_id=sid)
-        assert failed.value.code == -32603  # the model call went to the client's (closed) endpoint
-
-
-def _editor_words() -> Any:
-    """The MCP server of the MCP-over-ACP scenarios: `lookup_word(word)` (needs the `mcp` package)."""
-    from mcp.server import MCPServer
-
-    server = MCPServer("editor-words")
-
-    @server.tool()
-    def lookup_word(word: str) -> str:  # pyright: ignore[reportUnusedFunction]
-        """Look a word up in the editor's dictionary."""
-        return f"{word}: a word the editor knows"
-
-    return server
-
-
-REQUIRED_SCENARIOS = frozenset(name for name in vars(RunnerConformance) if name.startswith("test_"))
+REQUIRED_SCENARIOS = frozenset(name for name in dir(RunnerConformance) if name.startswith("test_"))
 """The scenarios every runner runs (a subclass may not redefine them without a reason)."""

@@ -2,7 +2,7 @@
 
 The test client answers `mcp/connect` by starting the MCP server it was given (in this process,
 or as a subprocess over stdio), relays the `mcp/message` traffic to it both ways with core's
-[`McpRelay`][acpkit_core.mcp_over_acp.McpRelay], and stops it on `mcp/disconnect`.
+[`McpRelay`][acpkit_core.runner.mcp_over_acp.McpRelay], and stops it on `mcp/disconnect`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 from acp import RequestError
 from acp.schema import AcpMcpServer
 
-from ..mcp_over_acp import MCP_CONNECT, MCP_DISCONNECT, MCP_MESSAGE, McpRelay, wire_object
-from ..runner import StdioMcpServer
+from ..runner.mcp_over_acp import MCP_CONNECT, MCP_DISCONNECT, MCP_MESSAGE, McpRelay, wire_object
+from ..runner.types import StdioMcpServer
 from ..server._sdk import raw_notifier, raw_requester, route_raw
 
 __all__ = ["ClientMcp", "ServedConnection"]

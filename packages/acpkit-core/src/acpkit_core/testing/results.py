@@ -19,7 +19,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from ..unstable_updates import NoticeUpdate
+from ..client.unstable_updates import NoticeUpdate
 
 __all__ = ["PromptResult", "ToolCallState", "fold_tool_calls", "joined_text"]
 

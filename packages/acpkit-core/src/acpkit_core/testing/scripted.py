@@ -34,8 +34,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, cast
 
-from ..ir import Text
-from ..runner import PlanItem, StopReason, Turn, TurnUsage
+from ..prompt.ir import Text
+from ..runner.protocols import Turn
+from ..runner.types import PlanItem, StopReason, TurnUsage
 
 __all__ = ["ScriptedRunner"]
 
@@ -51,7 +52,7 @@ def _args(raw: str) -> Mapping[str, Any] | None:
 
 
 class ScriptedRunner:
-    """A [`Runner`][acpkit_core.runner.Runner] driven by a small line-based script in the prompt."""
+    """A [`Runner`][acpkit_core.runner.protocols.Runner] driven by a small line-based script in the prompt."""
 
     def __init__(self, *, chunk_delay: float = 0.0) -> None:
         self.chunk_delay = chunk_delay

@@ -3,7 +3,7 @@
 An ACP client answers `fs/read_text_file`, `fs/write_text_file` and `terminal/*` for the agent
 (and, as an ACP Kit extension, `_acpkit/fs/remove_file`, with which a rewind removes a file the
 agent created).
-[`LocalClientHost`][acpkit_core.local_host.LocalClientHost] does it from the local disk and real
+[`LocalClientHost`][acpkit_core.client.local_host.LocalClientHost] does it from the local disk and real
 subprocesses; both `acpkit chat` and the test client ([`AcpTestClient`][acpkit_core.testing.AcpTestClient])
 delegate to it. Paths must be absolute and, when a `root` is given, inside it. Failures are
 `acp.RequestError`s, ready to go back over the wire: a missing file or an unknown terminal id is

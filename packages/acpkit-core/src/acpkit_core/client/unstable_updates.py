@@ -1,17 +1,17 @@
 """Models of the unstable `session/update` kinds the ACP SDK (0.12) has no model for, for clients.
 
-ACP Kit sends these only to a client that negotiated them ([`acpkit_core.unstable`][acpkit_core.unstable]),
+ACP Kit sends these only to a client that negotiated them ([`acpkit_core.runner.unstable`][acpkit_core.runner.unstable]),
 as wire JSON; a client that reads them (the test client,
 [`AcpTestClient`][acpkit_core.testing.AcpTestClient]) parses `session/update` with
-[`UnstableSessionNotification`][acpkit_core.unstable_updates.UnstableSessionNotification]: every
+[`UnstableSessionNotification`][acpkit_core.client.unstable_updates.UnstableSessionNotification]: every
 kind the SDK knows, as the SDK's own models, plus
 
-- [`NoticeUpdate`][acpkit_core.unstable_updates.NoticeUpdate] (`notice`, "session notices" RFD);
-- [`CompactionUpdate`][acpkit_core.unstable_updates.CompactionUpdate] and
-  [`CompactionSummaryChunk`][acpkit_core.unstable_updates.CompactionSummaryChunk]
+- [`NoticeUpdate`][acpkit_core.client.unstable_updates.NoticeUpdate] (`notice`, "session notices" RFD);
+- [`CompactionUpdate`][acpkit_core.client.unstable_updates.CompactionUpdate] and
+  [`CompactionSummaryChunk`][acpkit_core.client.unstable_updates.CompactionSummaryChunk]
   (`compaction_update`, `compaction_summary_chunk`, "session compaction" RFD);
-- [`NamedToolCallStart`][acpkit_core.unstable_updates.NamedToolCallStart] and
-  [`NamedToolCallProgress`][acpkit_core.unstable_updates.NamedToolCallProgress]: `tool_call` and
+- [`NamedToolCallStart`][acpkit_core.client.unstable_updates.NamedToolCallStart] and
+  [`NamedToolCallProgress`][acpkit_core.client.unstable_updates.NamedToolCallProgress]: `tool_call` and
   `tool_call_update` with the tool's `name` ("tool call name" RFD), which the SDK's models drop.
 
 Plan operations (`plan_update`, `plan_removed`) have SDK models already

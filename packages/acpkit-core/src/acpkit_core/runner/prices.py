@@ -7,9 +7,9 @@ without it, or for a model it does not know, both answers are `None` and the met
 framework or the developer's `context_window` option says.
 
 The emitter asks here only for what the runner did not report itself
-([`TurnUsage.context_size`][acpkit_core.runner.TurnUsage.context_size],
-[`TurnUsage.cost`][acpkit_core.runner.TurnUsage.cost]); a runner only has to name the model that
-answered ([`TurnUsage.model`][acpkit_core.runner.TurnUsage.model]).
+([`TurnUsage.context_size`][acpkit_core.runner.types.TurnUsage.context_size],
+[`TurnUsage.cost`][acpkit_core.runner.types.TurnUsage.cost]); a runner only has to name the model that
+answered ([`TurnUsage.model`][acpkit_core.runner.types.TurnUsage.model]).
 """
 
 from __future__ import annotations

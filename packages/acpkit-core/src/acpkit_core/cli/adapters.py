@@ -1,7 +1,7 @@
 """How the `acpkit` command finds framework adapters without importing them.
 
 Each adapter package declares an entry point in the group `acpkit.adapters` whose value is an
-object satisfying [`Adapter`][acpkit_core.adapters.Adapter]. Core never imports an adapter by
+object satisfying [`Adapter`][acpkit_core.cli.adapters.Adapter]. Core never imports an adapter by
 name; a third framework plugs in the same way.
 
 ```toml
@@ -15,8 +15,8 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
-from .config import AgentOptions
-from .ir import Prompt
+from ..config import AgentOptions
+from ..prompt.ir import Prompt
 
 __all__ = ["ENTRY_POINT_GROUP", "Adapter", "load_adapters"]
 

@@ -1,6 +1,6 @@
 """The tool calls of one turn: one lifecycle, sent once per transition, in order, never backwards.
 
-[`ToolCalls`][acpkit_core.tool_calls.ToolCalls] is owned by the turn (`turn.tool_calls`); every
+[`ToolCalls`][acpkit_core.runner.tool_lifecycle.ToolCalls] is owned by the turn (`turn.tool_calls`); every
 runner reports its tool calls through it, and the server closes, through it, what a runner left
 open. Its transitions:
 
@@ -13,13 +13,13 @@ open. Its transitions:
 | `finish` | `tool_call_update` `completed` or `failed`: content, `rawOutput` (the status only when `output_hidden`) |
 | `close_open` (cancel, error, end of turn) | `tool_call_update` `failed` for every call not finished |
 
-With a [`ToolPresenter`][acpkit_core.presentation.ToolPresenter] (the `tool_presentation` option,
+With a [`ToolPresenter`][acpkit_core.runner.tool_presenter.ToolPresenter] (the `tool_presentation` option,
 set by the server on every turn), a tool's presentation decides the title, locations and content of
 its `tool_call` and how the output of its final update is shown.
 
 A transition that was already made, or would go backwards (`in_progress` after `completed`), is
 not sent. `rawInput` and `rawOutput` are always JSON objects on the wire
-([`json_object`][acpkit_core.tool_calls.json_object], applied by the emitter to every tool-call
+([`json_object`][acpkit_core.runner.tool_lifecycle.json_object], applied by the emitter to every tool-call
 update and to stored transcripts when they are replayed): some clients (Toad) refuse anything else.
 """
 
@@ -34,9 +34,10 @@ from typing import Any, Protocol, cast
 from acp.helpers import text_block, tool_content
 from acp.schema import FileEditToolCallContent, ToolCallStatus, ToolKind
 
-from .presentation import ToolPresentation, ToolPresenter
-from .runner import ToolCallContent
-from .tools import classify_tool, tool_locations, tool_title
+from .tool_classification import classify_tool, tool_locations, tool_title
+from .tool_presentation import ToolPresentation
+from .tool_presenter import ToolPresenter
+from .types import ToolCallContent
 
 __all__ = [
     "NOT_RUN_TEXT",
@@ -89,7 +90,7 @@ def json_object(value: Any, key: str = "output") -> dict[str, Any] | None:
 
 
 def unwrap_output(raw: Any) -> Any:
-    """The inverse of [`json_object`][acpkit_core.tool_calls.json_object] for a `rawOutput` it wrapped.
+    """The inverse of [`json_object`][acpkit_core.runner.tool_lifecycle.json_object] for a `rawOutput` it wrapped.
 
     `{"output": value}` (the only key) gives `value`; anything else is returned as is.
     """
@@ -116,7 +117,7 @@ def parse_args(raw: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 class ToolClassifier(Protocol):
-    """Tool kinds and locations (satisfied by `acpkit_core.runner.Turn`)."""
+    """Tool kinds and locations (satisfied by `acpkit_core.runner.protocols.Turn`)."""
 
     def classify_tool(self, name: str, args: Mapping[str, Any] | None = None) -> ToolKind:
         """The ACP kind of a tool."""

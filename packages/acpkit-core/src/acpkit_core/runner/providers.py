@@ -7,10 +7,10 @@ protocol (`apiType`: `openai`, `anthropic`, ...), a base URL and the headers to 
 in them, `Authorization: Bearer ...`), and `providers/disable` turns an optional one off.
 
 ACP Kit offers it to a client that opted into the `providers` unstable surface, for a runner that
-can swap its model ([`ModelEndpoints`][acpkit_core.providers.ModelEndpoints]): it then advertises
+can swap its model ([`ModelEndpoints`][acpkit_core.runner.providers.ModelEndpoints]): it then advertises
 `agentCapabilities.providers`. The agent has one provider, `main` (required: the agent's model);
 after `providers/set`, every turn on that connection has the endpoint as
-[`turn.llm_endpoint`][acpkit_core.runner.Turn.llm_endpoint] and the adapter builds its framework's
+[`turn.llm_endpoint`][acpkit_core.runner.protocols.Turn.llm_endpoint] and the adapter builds its framework's
 model on it (pydantic-ai: an OpenAI or Anthropic model with that base URL and headers; LangChain:
 `ChatOpenAI` or `ChatAnthropic`), with the name of the model it would have used. The setting is
 the connection's (ACP: process-scoped, never stored; `acpkit serve` keeps each connection's to
@@ -126,7 +126,7 @@ class EndpointSupport:
 class ModelEndpoints(Protocol):
     """Optional: a runner whose model can be replaced by one on the client's endpoint (`providers/*`).
 
-    It builds its model from [`turn.llm_endpoint`][acpkit_core.runner.Turn.llm_endpoint] when set.
+    It builds its model from [`turn.llm_endpoint`][acpkit_core.runner.protocols.Turn.llm_endpoint] when set.
     """
 
     def model_endpoints(self) -> EndpointSupport:

@@ -1,14 +1,14 @@
 """The neutral intermediate representation of an ACP prompt.
 
-A [`Prompt`][acpkit_core.ir.Prompt] is an immutable sequence of parts. Each part is a frozen
+A [`Prompt`][acpkit_core.prompt.ir.Prompt] is an immutable sequence of parts. Each part is a frozen
 dataclass with a literal `kind` discriminator:
 
 | part | from ACP | carries |
 |---|---|---|
-| [`Text`][acpkit_core.ir.Text] | `text` | the text |
-| [`Binary`][acpkit_core.ir.Binary] | `image`, `audio`, embedded `blob` resource | base64 payload as received |
-| [`Link`][acpkit_core.ir.Link] | `resource_link`, lost binary text | uri, name, title, description, type, size |
-| [`ContextRef`][acpkit_core.ir.ContextRef] | embedded `text` resource | uri, text, media type |
+| [`Text`][acpkit_core.prompt.ir.Text] | `text` | the text |
+| [`Binary`][acpkit_core.prompt.ir.Binary] | `image`, `audio`, embedded `blob` resource | base64 payload as received |
+| [`Link`][acpkit_core.prompt.ir.Link] | `resource_link`, lost binary text | uri, name, title, description, type, size |
+| [`ContextRef`][acpkit_core.prompt.ir.ContextRef] | embedded `text` resource | uri, text, media type |
 
 Every part keeps the block's `annotations` and `_meta` as plain JSON.
 """
@@ -20,22 +20,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, overload
 
-__all__ = [
-    "Binary",
-    "BinarySource",
-    "ContextRef",
-    "JsonObject",
-    "Link",
-    "Part",
-    "Prompt",
-    "Text",
-]
+__all__ = ["Binary", "BinarySource", "ContextRef", "JsonObject", "Link", "Part", "Prompt", "Text"]
 
 JsonObject: TypeAlias = Mapping[str, Any]
 """A JSON object as received on the wire (annotations, `_meta`)."""
 
 BinarySource: TypeAlias = Literal["image", "audio", "blob"]
-"""Which ACP block a [`Binary`][acpkit_core.ir.Binary] came from."""
+"""Which ACP block a [`Binary`][acpkit_core.prompt.ir.Binary] came from."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,7 +48,7 @@ class Binary:
     """Binary content: an `image` or `audio` block, or an embedded `blob` resource.
 
     The payload is kept as the base64 text the client sent. It was validated once by the parser
-    (strict alphabet and padding); [`data`][acpkit_core.ir.Binary.data] decodes it lazily, at most once.
+    (strict alphabet and padding); [`data`][acpkit_core.prompt.ir.Binary.data] decodes it lazily, at most once.
     """
 
     base64: str
@@ -105,24 +96,12 @@ class Binary:
         return "other"
 
 
-def check_base64(value: str) -> int | None:
-    """Return the index of the first character that makes `value` invalid base64, or `None` if it is valid.
-
-    Strict: the standard alphabet, a length that is a multiple of four, padding only at the end
-    (the index is `len(value)` when only the length is wrong). Validates without decoding.
-    """
-    from .prompt.parse import base64_fault  # the prompt package builds on this module
-
-    fault = base64_fault(value)
-    return None if fault is None else fault[0]
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Link:
     """A reference to a resource the agent can reach (ACP `resource_link` block).
 
     Also produced for an embedded text resource whose text is not usable as the file's content
-    (a binary file that a client decoded as text): then [`note`][acpkit_core.ir.Link.note] says so.
+    (a binary file that a client decoded as text): then [`note`][acpkit_core.prompt.ir.Link.note] says so.
     """
 
     uri: str
@@ -170,7 +149,7 @@ class ContextRef:
 
 
 Part: TypeAlias = Text | Binary | Link | ContextRef
-"""One part of a [`Prompt`][acpkit_core.ir.Prompt]."""
+"""One part of a [`Prompt`][acpkit_core.prompt.ir.Prompt]."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +176,7 @@ class Prompt(Sequence[Part]):
 
     @property
     def is_text_only(self) -> bool:
-        """True when every part is [`Text`][acpkit_core.ir.Text]."""
+        """True when every part is [`Text`][acpkit_core.prompt.ir.Text]."""
         return all(isinstance(p, Text) for p in self.parts)
 
     def without_empty_text(self) -> Prompt:

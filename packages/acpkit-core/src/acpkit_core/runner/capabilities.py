@@ -1,7 +1,7 @@
 """What a runner declares besides `run_turn`: the content and MCP transports it takes, its commands.
 
 Both are optional protocols the server checks with `isinstance`; a runner that declares nothing
-gets the defaults of [`RunnerCapabilities`][acpkit_core.capabilities.RunnerCapabilities] and only
+gets the defaults of [`RunnerCapabilities`][acpkit_core.runner.capabilities.RunnerCapabilities] and only
 the built-in commands.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from .config import Command
+    from ..config import Command
 
 __all__ = ["CapabilityProvider", "CommandSource", "RunnerCapabilities"]
 
@@ -35,7 +35,7 @@ class RunnerCapabilities:
 
 @runtime_checkable
 class CapabilityProvider(Protocol):
-    """Optional on a runner: declare [`RunnerCapabilities`][acpkit_core.capabilities.RunnerCapabilities]."""
+    """Optional on a runner: declare [`RunnerCapabilities`][acpkit_core.runner.capabilities.RunnerCapabilities]."""
 
     @property
     def capabilities(self) -> RunnerCapabilities:

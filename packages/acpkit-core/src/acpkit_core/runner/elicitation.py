@@ -20,11 +20,11 @@ How the question reaches the user depends on the client:
    mode when the client advertised `elicitation.url`, with an `elicitationId` unique among the
    connection's open ones; `accept` means the user agreed to open it (`answered`, with
    `Answer.elicitation_id`), and the agent may later send `elicitation/complete` for it
-   ([`Turn.complete_url`][acpkit_core.runner.Turn.complete_url]). A link is never asked in form
+   ([`Turn.complete_url`][acpkit_core.runner.protocols.Turn.complete_url]). A link is never asked in form
    mode (ACP forbids it: a URL question is for what must not pass through the editor).
 2. **Fallback**, when the client cannot be asked in that mode. The developer's
-   [`AskFallback`][acpkit_core.elicitation.AskFallback] (`AgentOptions.ask_fallback`) gets the
-   [`Question`][acpkit_core.elicitation.Question] and the turn, and answers it its own way, or
+   [`AskFallback`][acpkit_core.runner.protocols.AskFallback] (`AgentOptions.ask_fallback`) gets the
+   [`Question`][acpkit_core.runner.elicitation.Question] and the turn, and answers it its own way, or
    returns `None` for the built-in one: a `session/request_permission` on a card of its own titled
    with the question (`_meta["acpkit.question"]` names the tool call that asked), whose options are
    the choices (kind `allow_once`, the option id is the value) plus `Skip` (`reject_once`); for a
@@ -64,12 +64,11 @@ from acp.schema import (
 )
 from pydantic import AnyUrl
 
-from .errors import UserError
+from ..errors import UserError
 
 if TYPE_CHECKING:
     from acp import Client
 
-    from .runner import Turn
 
 __all__ = [
     "ANSWER_PROPERTY",
@@ -78,7 +77,6 @@ __all__ = [
     "SKIP_OPTION_ID",
     "Answer",
     "AnswerOutcome",
-    "AskFallback",
     "Choice",
     "Elicitor",
     "Question",
@@ -114,7 +112,7 @@ class Choice:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Answer:
-    """The user's answer to [`Turn.ask`][acpkit_core.runner.Turn.ask]."""
+    """The user's answer to [`Turn.ask`][acpkit_core.runner.protocols.Turn.ask]."""
 
     outcome: AnswerOutcome
     """`answered`, `declined`, `cancelled` (the turn was cancelled) or `unavailable` (the client cannot be asked)."""
@@ -135,7 +133,7 @@ class Answer:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Question:
-    """A question as an [`AskFallback`][acpkit_core.elicitation.AskFallback] receives it."""
+    """A question as an [`AskFallback`][acpkit_core.runner.protocols.AskFallback] receives it."""
 
     message: str
     """The question (or, for a link, what it is for)."""
@@ -149,12 +147,6 @@ class Question:
     """For a link question: its id (return it in `Answer.elicitation_id` when the user agrees)."""
     tool_call_id: str | None = None
     """The tool call asking, if any."""
-
-
-AskFallback: TypeAlias = "Callable[[Question, Turn], Awaitable[Answer | None]]"
-"""`AgentOptions.ask_fallback`: answers a question the client cannot be asked by elicitation (its
-own way: an extension request, a message, a default), or returns `None` for the built-in
-permission-style question. A cancelled turn gives up the question at once (`cancelled`)."""
 
 
 class UrlElicitations:

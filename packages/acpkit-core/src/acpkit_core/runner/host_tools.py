@@ -46,10 +46,10 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from .errors import PathPolicyError, UserError
+from ..client.local_host import LocalClientHost
+from ..errors import PathPolicyError, UserError
 from .host import REMOVE_FILE_METHOD, ClientHost
-from .local_host import LocalClientHost
-from .runner import ClientInfo
+from .types import ClientInfo
 
 __all__ = [
     "HOST_METHODS",
@@ -145,13 +145,13 @@ class Workspace:
     """The client half of ACP's file and terminal methods, served from directories of this machine.
 
     Every path is checked against `roots` by the core path policy
-    ([`ClientHost.check_path`][acpkit_core.host.ClientHost.check_path]: absolute, and inside a root
+    ([`ClientHost.check_path`][acpkit_core.runner.host.ClientHost.check_path]: absolute, and inside a root
     both as written and with symlinks followed) before anything is read, written or run; a refused
     path is answered *invalid params* naming the workspace. Terminals run as real subprocesses in
-    their own process group and are all killed by [`close`][acpkit_core.host_tools.Workspace.close].
+    their own process group and are all killed by [`close`][acpkit_core.runner.host_tools.Workspace.close].
     The methods have the signatures of the SDK's client-facing requests
-    ([`ClientConnection`][acpkit_core.host.ClientConnection]), so a `ClientHost` can use a workspace
-    as its connection; [`answer`][acpkit_core.host_tools.Workspace.answer] serves one raw request.
+    ([`ClientConnection`][acpkit_core.runner.host.ClientConnection]), so a `ClientHost` can use a workspace
+    as its connection; [`answer`][acpkit_core.runner.host_tools.Workspace.answer] serves one raw request.
     """
 
     def __init__(self, roots: Sequence[str], *, output_byte_limit: int | None = 1 << 20) -> None:

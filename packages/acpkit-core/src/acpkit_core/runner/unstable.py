@@ -10,7 +10,7 @@ spec type"): an agent sends one only to a client that negotiated it.
 
 1. The unstable schema's own capability for the surface, where it has one (for example
    `clientCapabilities.plan` for plan operations): a client that sends it speaks that part of the
-   unstable schema. [`UnstableSurface.native`][acpkit_core.unstable.UnstableSurface.native] reads it.
+   unstable schema. [`UnstableSurface.native`][acpkit_core.runner.unstable.UnstableSurface.native] reads it.
 2. ACP Kit's opt-in in the client capabilities' `_meta`, for every surface, including those the
    schema gives no capability (notices, tool-call names, the prompt answer's `usage`):
 
@@ -24,11 +24,11 @@ spec type"): an agent sends one only to a client that negotiated it.
 **What the agent answers.** `initialize` lists the surfaces it will use on this connection in
 `agentCapabilities._meta["acpkit.unstable"]` (the same shape), so the client knows which ones to
 expect. A surface the client did not opt into is never sent: core checks
-[`ClientInfo.uses`][acpkit_core.runner.ClientInfo.uses] before each one, in one place per surface
+[`ClientInfo.uses`][acpkit_core.runner.types.ClientInfo.uses] before each one, in one place per surface
 (the prompt answer in `server/turn_runner.py`, the session capabilities in `server/agent.py`).
 
-**Adding a surface.** Append an [`UnstableSurface`][acpkit_core.unstable.UnstableSurface] to
-[`UNSTABLE_SURFACES`][acpkit_core.unstable.UNSTABLE_SURFACES] (with `native` when the schema has a
+**Adding a surface.** Append an [`UnstableSurface`][acpkit_core.runner.unstable.UnstableSurface] to
+[`UNSTABLE_SURFACES`][acpkit_core.runner.unstable.UNSTABLE_SURFACES] (with `native` when the schema has a
 capability for it), send the surface only where `client.uses(name)` is true, and on a plain
 client send nothing or its stable fallback (for the prompt answer's `usage`: under `_meta`). The
 generated docs page of methods and updates reads this table, and the schema test validates what a

@@ -1,14 +1,14 @@
 """The session's plan: one mechanism for every way a plan is made, and one place that sends it.
 
-A plan reaches the user from three sources, all through [`TurnPlan`][acpkit_core.plan.TurnPlan]
+A plan reaches the user from three sources, all through [`TurnPlan`][acpkit_core.runner.plan.TurnPlan]
 (`turn.plan`):
 
 - **the model's tools**: pydantic-acp's `update_plan` / `update_plan_step`, a LangChain graph's
   `write_todos` (its `todos` state);
-- **the model's structured output**: an answer of type [`PlanOutput`][acpkit_core.plan.PlanOutput]
+- **the model's structured output**: an answer of type [`PlanOutput`][acpkit_core.runner.plan.PlanOutput]
   (steps and a summary), shown step by step while the model writes it
-  ([`partial_plan`][acpkit_core.plan.partial_plan]);
-- **the host**: a [`PlanProvider`][acpkit_core.plan.PlanProvider] (`AgentOptions.plan_provider`)
+  ([`partial_plan`][acpkit_core.runner.plan.partial_plan]);
+- **the host**: a [`PlanProvider`][acpkit_core.runner.plan.PlanProvider] (`AgentOptions.plan_provider`)
   for agents whose plan lives outside the model (a tracker, a file). Its `get_plan` is called when
   a session opens and around every turn; when it also has `set_plan`, the model's changes are
   written to it.
@@ -19,9 +19,9 @@ time (`update`, `add`, `remove`), and every change goes out through one method,
 the unstable plan operations (`planOperations`, or `clientCapabilities.plan` of the plan RFD) is
 sent `plan_update` (the plan's id and entries) and `plan_removed` (when the plan is cleared) instead.
 
-Besides the session's plan (id [`MAIN_PLAN_ID`][acpkit_core.plan.MAIN_PLAN_ID]), a runner can show
-other plans by id ([`TurnPlan.show`][acpkit_core.plan.TurnPlan.show]: entries, Markdown, or a
-file's URI) and take them away ([`TurnPlan.drop`][acpkit_core.plan.TurnPlan.drop]). A client with
+Besides the session's plan (id [`MAIN_PLAN_ID`][acpkit_core.runner.plan.MAIN_PLAN_ID]), a runner can show
+other plans by id ([`TurnPlan.show`][acpkit_core.runner.plan.TurnPlan.show]: entries, Markdown, or a
+file's URI) and take them away ([`TurnPlan.drop`][acpkit_core.runner.plan.TurnPlan.drop]). A client with
 plan operations sees each as its own plan; a plain client sees one stable `plan` holding every
 plan's entries in order (a Markdown or file plan as one entry). The transcript always keeps that
 stable form, so `session/load` replays a plan every client can read.
@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from .runner import PlanItem, Session
+from .types import PlanItem, Session
 
 __all__ = [
     "MAIN_PLAN_ID",
@@ -80,7 +80,7 @@ class PlanStep(BaseModel):
     """How important the step is."""
 
     def item(self) -> PlanItem:
-        """The step as the emitter's [`PlanItem`][acpkit_core.runner.PlanItem]."""
+        """The step as the emitter's [`PlanItem`][acpkit_core.runner.types.PlanItem]."""
         return PlanItem(content=self.content, status=self.status, priority=self.priority)
 
 
@@ -111,7 +111,7 @@ class PlanProvider(Protocol):
 
 @runtime_checkable
 class PlanWriter(Protocol):
-    """Optional on a [`PlanProvider`][acpkit_core.plan.PlanProvider]: take the model's changes to the plan.
+    """Optional on a [`PlanProvider`][acpkit_core.runner.plan.PlanProvider]: take the model's changes to the plan.
 
     A provider without it owns the plan alone: `turn.plan.writable` is false, the adapters offer
     the model no plan tool, and a graph's `todos` are not shown as the plan.
@@ -138,7 +138,7 @@ _STATUSES = {"pending": "pending", "in_progress": "in_progress", "completed": "c
 
 
 def plan_items(value: object) -> list[PlanItem] | None:
-    """The plan in a structured output: a [`PlanOutput`][acpkit_core.plan.PlanOutput], or any mapping or
+    """The plan in a structured output: a [`PlanOutput`][acpkit_core.runner.plan.PlanOutput], or any mapping or
     object with a `steps` list of `{content, status?, priority?}`; `None` when `value` is not a plan."""
     if isinstance(value, PlanOutput):
         return [s.item() for s in value.steps]
@@ -170,7 +170,7 @@ def plan_items(value: object) -> list[PlanItem] | None:
 
 
 def partial_plan(json_text: str) -> list[PlanItem]:
-    """The steps complete so far in a [`PlanOutput`][acpkit_core.plan.PlanOutput] the model is still writing.
+    """The steps complete so far in a [`PlanOutput`][acpkit_core.runner.plan.PlanOutput] the model is still writing.
 
     `json_text` is the output (or output tool arguments) streamed so far; a step counts once the
     next one has begun or the list is closed, so a step is never shown half written.
@@ -286,7 +286,7 @@ class TurnPlan:
 
     @property
     def others(self) -> tuple[PlanContent, ...]:
-        """The plans shown besides the session's plan ([`show`][acpkit_core.plan.TurnPlan.show]), in order."""
+        """The plans shown besides the session's plan ([`show`][acpkit_core.runner.plan.TurnPlan.show]), in order."""
         return tuple(self._others.values())
 
     def others_to_json(self) -> list[dict[str, Any]]:
@@ -319,7 +319,7 @@ class TurnPlan:
         await self._publish("set", plan_id)
 
     async def drop(self, plan_id: str) -> None:
-        """Take away a plan shown with [`show`][acpkit_core.plan.TurnPlan.show] (`plan_removed`);
+        """Take away a plan shown with [`show`][acpkit_core.runner.plan.TurnPlan.show] (`plan_removed`);
         nothing when there is no such plan."""
         if self._others.pop(plan_id, None) is None:
             return
@@ -332,7 +332,7 @@ class TurnPlan:
 
     @property
     def writable(self) -> bool:
-        """False when a host's [`PlanProvider`][acpkit_core.plan.PlanProvider] owns the plan and takes no
+        """False when a host's [`PlanProvider`][acpkit_core.runner.plan.PlanProvider] owns the plan and takes no
         changes (it has no `set_plan`): the model should not be offered a plan tool."""
         return self._provider is None or isinstance(self._provider, PlanWriter)
 

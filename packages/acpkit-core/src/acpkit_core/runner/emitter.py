@@ -5,25 +5,15 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
-    AgentThoughtChunk,
-    AudioContentBlock,
-    AvailableCommandsUpdate,
-    ConfigOptionUpdate,
     Cost,
-    CurrentModeUpdate,
-    EmbeddedResourceContentBlock,
-    ImageContentBlock,
     PlanEntry,
-    ResourceContentBlock,
     SessionInfoUpdate,
-    SessionNotification,
-    TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
@@ -35,157 +25,18 @@ from acp.schema import (
 )
 
 from . import prices
-from .runner import CompactionStatus, Emitter, NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
-from .tool_calls import ToolCalls, json_object
+from .tool_lifecycle import ToolCalls, json_object
+from .types import CompactionStatus, NoticeSeverity, PlanItem, ToolCallContent, TurnUsage
 
 if TYPE_CHECKING:
     from .plan import PlanContent, TurnPlan
+from .notices import notice_update
+from .updates import MessageBlock, Sender, SessionUpdate, WireUpdate, update_to_json
 
-__all__ = [
-    "NOTICE_META_KEY",
-    "MessageBlock",
-    "Sender",
-    "SessionUpdate",
-    "TurnEmitter",
-    "WireUpdate",
-    "notice_limit",
-    "notice_mcp_failures",
-    "notice_model_fallback",
-    "notice_update",
-    "update_from_json",
-    "update_to_json",
-]
+__all__ = ["TurnEmitter"]
 
-MessageBlock: TypeAlias = (
-    TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
-)
-"""An ACP content block of an agent message."""
-
-SessionUpdate: TypeAlias = (
-    UserMessageChunk
-    | AgentMessageChunk
-    | AgentThoughtChunk
-    | ToolCallStart
-    | ToolCallProgress
-    | AgentPlanUpdate
-    | AvailableCommandsUpdate
-    | CurrentModeUpdate
-    | ConfigOptionUpdate
-    | SessionInfoUpdate
-    | UsageUpdate
-)
-"""The updates the server sends."""
-
-WireUpdate: TypeAlias = dict[str, Any]
-"""An update as its wire JSON: the `update` object of a `session/update` notification."""
-
-Sender: TypeAlias = Callable[[WireUpdate], Awaitable[None]]
-"""Sends one update (as wire JSON) to the client."""
 
 _CHUNK_KINDS: dict[str, str] = {"text": "agent_message_chunk", "thought": "agent_thought_chunk"}
-
-NOTICE_META_KEY = "notice"
-"""The key under `_meta.acpkit` of an agent message that carries a notice (`severity`, `title`,
-`description`), so a client that knows it can show the message as a notice."""
-
-
-def notice_update(
-    title: str,
-    *,
-    description: str | None = None,
-    severity: NoticeSeverity = "info",
-    message_id: str | None = None,
-    native: bool = False,
-    text: str | None = None,
-) -> WireUpdate:
-    """The one form a notice takes on the wire: the one place that decides it.
-
-    `native` (the client negotiated `sessionNotices`, see [`acpkit_core.unstable`][acpkit_core.unstable]):
-    the unstable schema's `notice` update (`severity`, `title`, `description`; the "session notices"
-    RFD). Otherwise an `agent_message_chunk` of its own that every client shows, with
-    `_meta.acpkit.notice` holding the structured fields: `text` when given (what a limit reached
-    has always said), else the title in bold and the description, as a Markdown quote.
-    Everything that sends a notice goes through this function.
-    """
-    if native:
-        notice: WireUpdate = {"sessionUpdate": "notice", "severity": severity, "title": title}
-        if description:
-            notice["description"] = description
-        return notice
-    if text is None:
-        body = f"**{title}**" + (f": {description}" if description else "")
-        text = "\n".join(f"> {line}" if line else ">" for line in body.splitlines())
-    fields: dict[str, Any] = {"severity": severity, "title": title}
-    if description:
-        fields["description"] = description
-    return {
-        "_meta": {"acpkit": {NOTICE_META_KEY: fields}},
-        "content": {"text": text, "type": "text"},
-        "messageId": message_id or uuid.uuid4().hex,
-        "sessionUpdate": "agent_message_chunk",
-    }
-
-
-def update_to_json(update: SessionUpdate) -> dict[str, Any]:
-    """The wire JSON of an update (what the transcript stores)."""
-    return update.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def update_from_json(wire: WireUpdate) -> SessionUpdate:
-    """The SDK model of an update's wire JSON (validated; raises `pydantic.ValidationError`)."""
-    note = SessionNotification.model_validate({"sessionId": "-", "update": wire})
-    return cast(SessionUpdate, note.update)
-
-
-_REASON_LIMIT = 160
-
-
-async def notice_model_fallback(
-    emit: Emitter, failed: Sequence[tuple[str, str | None]], *, now: str | None, answered: bool = False
-) -> None:
-    """Tell the user a model failed and another one answers (the notice both adapters send).
-
-    `failed` are `(model, why)` pairs in order (`why` `None` when its answer was rejected); `now`
-    is the model tried next (`answered=False`, sent before its answer) or the one that answered
-    (`answered=True`, sent after it). The title says `Model retry` when the same model is tried
-    again, else `Model fallback`.
-    """
-    if not failed:
-        return
-    parts: list[str] = []
-    for model, why in failed:
-        reason = " ".join((why or "its answer was rejected").split())
-        if len(reason) > _REASON_LIMIT:
-            reason = reason[: _REASON_LIMIT - 1].rstrip() + "…"
-        parts.append(f"`{model}` failed ({reason})")
-    if now is None:
-        then = "; another model answered." if answered else "; trying the next model."
-    else:
-        then = f"; `{now}` answered instead." if answered else f"; trying `{now}`."
-    title = "Model retry" if now is not None and all(model == now for model, _ in failed) else "Model fallback"
-    await emit.notice(title, description=", ".join(parts) + then, severity="warning")
-
-
-async def notice_mcp_failures(emit: Emitter, failures: Sequence[tuple[str, str]], *, text: str | None = None) -> None:
-    """Tell the user which of the session's MCP servers did not start (the notice both adapters send,
-    once, on the session's first turn). `failures` are `(server name, why)`; `text` is what a client
-    without notices reads (default: one line per server)."""
-    if not failures:
-        return
-    lines = [f"MCP server `{name}` did not start: {why}" for name, why in failures]
-    title = "MCP server unavailable" if len(failures) == 1 else f"{len(failures)} MCP servers unavailable"
-    description = "; ".join(lines) + ". Continuing without their tools."
-    if text is None:
-        text = "\n".join(f"{line}. Its tools are not available in this session." for line in lines)
-    await emit.notice(title, description=description, severity="warning", text=text)
-
-
-async def notice_limit(emit: Emitter, message: str) -> None:
-    """Tell the user a limit stopped the turn (`max_turn_requests`, a framework's recursion or usage
-    limit): a `warning` notice where the client negotiated notices, else `message` (from
-    [`request_limit_message`][acpkit_core.stop.request_limit_message] or
-    [`limit_message`][acpkit_core.stop.limit_message]) as an agent message of its own."""
-    await emit.notice("Turn limit reached", description=message, severity="warning", text=message)
 
 
 def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLocation]:
@@ -193,10 +44,10 @@ def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLoca
 
 
 class TurnEmitter:
-    """Implements [`Emitter`][acpkit_core.runner.Emitter] for one turn.
+    """Implements [`Emitter`][acpkit_core.runner.protocols.Emitter] for one turn.
 
     Every update that belongs to the conversation is kept, as its wire JSON, in
-    [`recorded`][acpkit_core.emitter.TurnEmitter.recorded] so the server can store it in
+    [`recorded`][acpkit_core.runner.emitter.TurnEmitter.recorded] so the server can store it in
     the transcript when the turn ends. With `coalesce_ms > 0`, text and thought deltas that
     arrive within the window are merged into one chunk.
 
@@ -216,7 +67,7 @@ class TurnEmitter:
     ) -> None:
         self._send = send
         self.unstable = unstable
-        """The unstable surfaces the client negotiated ([`acpkit_core.unstable`][acpkit_core.unstable])."""
+        """The unstable surfaces the client negotiated ([`acpkit_core.runner.unstable`][acpkit_core.runner.unstable])."""
         self._session_cost = session_cost
         self.turn_cost: float | None = None
         """The turn's cost in US dollars, added up over the responses whose price is known."""
@@ -238,7 +89,7 @@ class TurnEmitter:
         self._last_plan: list[PlanItem] | None = None
         self._summarized: set[str] = set()  # compactions whose summary was streamed
         self.plan_state: TurnPlan | None = None
-        """The session's plan, when the server tracks it: `plan(...)` then changes it (see `acpkit_core.plan`)."""
+        """The session's plan, when the server tracks it: `plan(...)` then changes it (see `acpkit_core.runner.plan`)."""
         self.turn_usage: Usage | None = None
         """Usage added up over the turn, `None` until the runner reports some."""
 
@@ -361,7 +212,7 @@ class TurnEmitter:
         meta: Mapping[str, Any] | None = None,
         name: str | None = None,
     ) -> None:
-        """Announce a tool call (recorded in [`tool_calls`][acpkit_core.emitter.TurnEmitter.tool_calls]).
+        """Announce a tool call (recorded in [`tool_calls`][acpkit_core.runner.emitter.TurnEmitter.tool_calls]).
 
         `name` is the tool's programmatic name, sent as the call's `name` to a client that negotiated
         `toolCallName` (left out for any other).
@@ -539,7 +390,7 @@ class TurnEmitter:
         To a client that negotiated `sessionCompaction`: the unstable `compaction_update` with this
         id (a new one when not given), `status`, and, once `completed`, `summary` (the text kept in
         place of the older messages, when the framework shows one; it replaces what
-        [`compaction_summary`][acpkit_core.emitter.TurnEmitter.compaction_summary] streamed) or, once
+        [`compaction_summary`][acpkit_core.runner.emitter.TurnEmitter.compaction_summary] streamed) or, once
         `failed`, `error` (a failed or cancelled one clears the summary streamed so far). To any
         other client, at a terminal status only: a notice ("Context compacted", with how many
         messages were `removed` when known).
@@ -608,7 +459,7 @@ class TurnEmitter:
         """Add one model response's usage to the turn; send `usage_update` when the context size is known.
 
         The size is the runner's (`TurnUsage.context_size`), else the developer's `context_window`,
-        else the model's as [`acpkit_core.prices`][acpkit_core.prices] knows it. The cost, where
+        else the model's as [`acpkit_core.runner.prices`][acpkit_core.runner.prices] knows it. The cost, where
         known (the runner's `TurnUsage.cost`, else the model's prices), is the session's so far.
         """
         await self.flush()
@@ -663,7 +514,7 @@ class TurnEmitter:
     ) -> None:
         """Tell the user something that is neither the answer nor a tool call.
 
-        Sent as [`notice_update`][acpkit_core.emitter.notice_update] says: a `notice` update to a
+        Sent as [`notice_update`][acpkit_core.runner.notices.notice_update] says: a `notice` update to a
         client that negotiated `sessionNotices`, else an agent message of its own (`text`, when
         given, else the title and description).
         A notice is live only: it is not part of the transcript, so `session/load` does not replay
@@ -676,7 +527,7 @@ class TurnEmitter:
 
     async def session_info(self, *, title: str | None = None, meta: Mapping[str, Any] | None = None) -> None:
         """Send `session_info_update` with `title` and/or `_meta`, stamped now (not recorded)."""
-        from .store.base import now_iso
+        from ..store.base import now_iso
 
         meta_json = dict(meta) if meta else None
         update = SessionInfoUpdate(

@@ -2,9 +2,9 @@
 
 Providers spell the reason a model stopped differently (OpenAI `length`, Anthropic
 `max_tokens`, Google `MAX_TOKENS`, pydantic-ai's normalised `length`); each adapter reads the
-spelling its framework reports and asks [`stop_reason_from_finish`][acpkit_core.stop.stop_reason_from_finish].
+spelling its framework reports and asks [`stop_reason_from_finish`][acpkit_core.runner.stop.stop_reason_from_finish].
 
-[`stop_reason_for_failure`][acpkit_core.stop.stop_reason_for_failure] is the stop reason the
+[`stop_reason_for_failure`][acpkit_core.runner.stop.stop_reason_for_failure] is the stop reason the
 LangChain ACP middleware specification's error table gives an exception that is not a limit: a
 cancellation or a refused permission is `cancelled`, anything else `end_turn`. Each adapter's public
 `stop_reason_from_error` ends with it. A turn served by the core server that fails is still
@@ -12,8 +12,8 @@ answered with a JSON-RPC error (-32603, or the code `acpkit_core.errors.error_co
 with a stop reason: the mapping is for a hand-built server that chooses to end such a turn normally.
 
 A turn stopped by a limit ends with a message naming the limit and how to raise it:
-[`request_limit_message`][acpkit_core.stop.request_limit_message] for the per-turn request
-limit every adapter counts (`max_turn_requests`), [`limit_message`][acpkit_core.stop.limit_message]
+[`request_limit_message`][acpkit_core.runner.stop.request_limit_message] for the per-turn request
+limit every adapter counts (`max_turn_requests`), [`limit_message`][acpkit_core.runner.stop.limit_message]
 for a framework's own limits (pydantic-ai's usage limits, LangGraph's recursion limit).
 """
 
@@ -24,8 +24,8 @@ from collections.abc import Mapping
 
 from acp.schema import StopReason
 
-from .errors import PERMISSION_DENIED, error_code
-from .limits import MAX_TURN_REQUESTS
+from ..errors import PERMISSION_DENIED, error_code
+from ..limits import MAX_TURN_REQUESTS
 
 __all__ = [
     "FINISH_REASONS",

@@ -1,11 +1,11 @@
 """Tool calls as an editor sees them: the ACP kind, a short title, the file locations, a diff.
 
-- [`classify_tool`][acpkit_core.tools.classify_tool] maps a tool name (and, for a few
+- [`classify_tool`][acpkit_core.runner.tool_classification.classify_tool] maps a tool name (and, for a few
   multi-command tools, its arguments) to an ACP `ToolKind` through a word table;
-- [`tool_title`][acpkit_core.tools.tool_title] gives a human title (`Read src/app.py`, `Run pytest -q`);
-- [`tool_locations`][acpkit_core.tools.tool_locations] finds path-like arguments for the editor's
+- [`tool_title`][acpkit_core.runner.tool_classification.tool_title] gives a human title (`Read src/app.py`, `Run pytest -q`);
+- [`tool_locations`][acpkit_core.runner.tool_classification.tool_locations] finds path-like arguments for the editor's
   follow-along, as absolute paths with 1-based lines;
-- [`diff_content`][acpkit_core.tools.diff_content] builds the `diff` content of an edit tool call.
+- [`diff_content`][acpkit_core.runner.tool_classification.diff_content] builds the `diff` content of an edit tool call.
 
 All of them are pure functions: no file is read, nothing is cached across calls except the word
 splitting of tool names.
@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 from acp.schema import FileEditToolCallContent, ToolKind
 
-from .errors import UserError
+from ..errors import UserError
 
 __all__ = [
     "KIND_WORDS",
@@ -59,7 +59,7 @@ KIND_WORDS: Mapping[ToolKind, frozenset[str]] = {
     "fetch": frozenset("fetch http https url web download curl wget browse browser".split()),  # noqa: SIM905
     "read": frozenset("read cat view open load show head tail stat inspect".split()),  # noqa: SIM905
 }
-"""The word table behind [`classify_tool`][acpkit_core.tools.classify_tool], strongest kind first."""
+"""The word table behind [`classify_tool`][acpkit_core.runner.tool_classification.classify_tool], strongest kind first."""
 
 _KIND_OF_WORD: dict[str, ToolKind] = {}
 for _kind, _words in reversed(list(KIND_WORDS.items())):
@@ -133,8 +133,8 @@ def classify_tool(
     """The ACP tool kind of the tool `name`.
 
     1. `overrides` win: an exact name first, then glob patterns in their order (`{"mcp__db__*": "read"}`).
-    2. The words of the name (see [`tool_words`][acpkit_core.tools.tool_words]) are looked up in
-       [`KIND_WORDS`][acpkit_core.tools.KIND_WORDS]; the strongest kind found wins:
+    2. The words of the name (see [`tool_words`][acpkit_core.runner.tool_classification.tool_words]) are looked up in
+       [`KIND_WORDS`][acpkit_core.runner.tool_classification.KIND_WORDS]; the strongest kind found wins:
        `read_file` -> read, `run_command` -> execute, `web_search` -> search, `write_todos` -> think.
     3. For multi-command tools (`str_replace_editor`, ...) and tools whose name says nothing, a
        sub-command argument (`command`, `action`, `operation`) decides when it names a kind:
@@ -296,7 +296,7 @@ def tool_title(
 ) -> str:
     """A short human title for a tool call: `Read src/app.py`, `Run pytest -q`, `Search "TODO" in src`.
 
-    `kind` defaults to [`classify_tool(name, args)`][acpkit_core.tools.classify_tool]. Paths under
+    `kind` defaults to [`classify_tool(name, args)`][acpkit_core.runner.tool_classification.classify_tool]. Paths under
     `cwd` are shown relative to it. A tool with a `description` argument (one that delegates work)
     is `name: description`. Without a recognisable argument the title is the tool name.
     Titles are one line of at most 80 characters.
@@ -344,7 +344,7 @@ def diff_content(path: str, old_text: str | None, new_text: str) -> FileEditTool
     """The `diff` content of an edit tool call; `old_text=None` for a new file.
 
     `path` must be absolute (ACP paths are). Build `old_text` from the client's view of the file
-    ([`ClientHost.read_for_diff`][acpkit_core.host.ClientHost.read_for_diff]) so unsaved editor
+    ([`ClientHost.read_for_diff`][acpkit_core.runner.host.ClientHost.read_for_diff]) so unsaved editor
     buffers are diffed against what the user sees.
     """
     if not os.path.isabs(path):

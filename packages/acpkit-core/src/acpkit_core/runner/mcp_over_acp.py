@@ -14,12 +14,12 @@ connection:
 
 ACP Kit offers it to a client that opted into the `mcpOverAcp` unstable surface (it then answers
 `mcpCapabilities.acp: true`); such a server reaches the runner as a
-[`ClientMcpServer`][acpkit_core.runner.ClientMcpServer], whose
-[`streams`][acpkit_core.runner.ClientMcpServer.streams] are the read and write streams an MCP
+[`ClientMcpServer`][acpkit_core.runner.types.ClientMcpServer], whose
+[`streams`][acpkit_core.runner.types.ClientMcpServer.streams] are the read and write streams an MCP
 `ClientSession` takes, as a stdio server's are. Both adapters' MCP loaders connect it that way.
 
-[`McpRelay`][acpkit_core.mcp_over_acp.McpRelay] is the one piece both ends use: it carries the
-messages of one MCP stream pair over ACP. The agent's [`McpOverAcp`][acpkit_core.mcp_over_acp.McpOverAcp]
+[`McpRelay`][acpkit_core.runner.mcp_over_acp.McpRelay] is the one piece both ends use: it carries the
+messages of one MCP stream pair over ACP. The agent's [`McpOverAcp`][acpkit_core.runner.mcp_over_acp.McpOverAcp]
 relays an MCP client session; the test client (`AcpTestClient.serve_mcp`) relays a real MCP server.
 The streams need the `mcp` package (both adapters depend on it).
 """
@@ -83,8 +83,8 @@ class McpRelay:
     yield them): what the local end writes is sent to the peer (its requests as ACP requests whose
     answers come back as MCP responses, its notifications as notifications, its responses as the
     answers of the peer's requests); what the peer sends arrives through
-    [`request`][acpkit_core.mcp_over_acp.McpRelay.request] and
-    [`notify`][acpkit_core.mcp_over_acp.McpRelay.notify].
+    [`request`][acpkit_core.runner.mcp_over_acp.McpRelay.request] and
+    [`notify`][acpkit_core.runner.mcp_over_acp.McpRelay.notify].
     """
 
     def __init__(
@@ -223,10 +223,10 @@ class McpRelay:
 class McpOverAcp:
     """The agent's end of MCP over ACP on one connection: opens connections to the client's servers.
 
-    The server creates one per connection; [`connect`][acpkit_core.mcp_over_acp.McpOverAcp.connect]
-    is what a [`ClientMcpServer`][acpkit_core.runner.ClientMcpServer]'s `streams()` calls, and
+    The server creates one per connection; [`connect`][acpkit_core.runner.mcp_over_acp.McpOverAcp.connect]
+    is what a [`ClientMcpServer`][acpkit_core.runner.types.ClientMcpServer]'s `streams()` calls, and
     the client's `mcp/message` requests and notifications arrive at
-    [`on_message`][acpkit_core.mcp_over_acp.McpOverAcp.on_message].
+    [`on_message`][acpkit_core.runner.mcp_over_acp.McpOverAcp.on_message].
     """
 
     def __init__(self, send_request: SendRequest, send_notification: SendNotification) -> None:

@@ -4,12 +4,12 @@ The server does the rewinding, once, for every runner: it keeps a mark per promp
 `session.state` and the length of `session.history` when the prompt arrived), cuts the
 transcript, restores the files the agent changed (asking the user first), and records the result
 in the store. A runner whose framework keeps its whole conversation in
-[`session.history`][acpkit_core.runner.Session.history] needs nothing more: the server cuts the
+[`session.history`][acpkit_core.runner.types.Session.history] needs nothing more: the server cuts the
 log at the length it had when the prompt arrived.
 
 A runner whose conversation lives elsewhere (a LangGraph checkpointer), or whose history items do
 not map one to one onto prompts (a history rewritten by the framework), implements
-[`SessionRewinder`][acpkit_core.rewind.SessionRewinder]: the server then restores
+[`SessionRewinder`][acpkit_core.runner.rewind.SessionRewinder]: the server then restores
 `session.state` and leaves `session.history` to it.
 
 ```python
@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .runner import Session
+from .types import Session
 
 __all__ = ["FORK_META_KEY", "PROMPTS_METHOD", "REWIND_META_KEY", "REWIND_METHOD", "RewindPoint", "SessionRewinder"]
 
@@ -51,7 +51,7 @@ class RewindPoint:
     """Where a session goes back to: just before one of its prompts."""
 
     prompt_id: str
-    """The first prompt undone: its id ([`Turn.prompt_id`][acpkit_core.runner.Turn.prompt_id] when it ran)."""
+    """The first prompt undone: its id ([`Turn.prompt_id`][acpkit_core.runner.protocols.Turn.prompt_id] when it ran)."""
     number: int
     """Its number in the session, from 1 (what `/rewind N` names)."""
     undone: tuple[str, ...]

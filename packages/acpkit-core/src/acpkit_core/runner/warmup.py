@@ -2,14 +2,14 @@
 
 The first turn of a process pays for what later turns find ready: modules imported on first use,
 schemas and serializers built on first use, a framework's first run. An adapter hands that work to
-[`warm_up`][acpkit_core.warmup.warm_up] when its runner is built; a daemon thread does it in two
+[`warm_up`][acpkit_core.runner.warmup.warm_up] when its runner is built; a daemon thread does it in two
 stages, while the client is still initializing:
 
 1. `imports` and `prepare`: what the first turn needs and can be done without running anything of
    the user's (modules to import, schemas to build). Done at once.
 2. `throwaway`: a run of the framework's own (never the user's agent) through the code paths a turn
    takes, for what only a run warms. Done only once the process has been quiet for
-   [`QUIET_SECONDS`][acpkit_core.warmup.QUIET_SECONDS] (no session opened, no turn started) and
+   [`QUIET_SECONDS`][acpkit_core.runner.warmup.QUIET_SECONDS] (no session opened, no turn started) and
    no turn has started yet; a turn that starts while it runs cancels it at its next `await`.
 
 All threads share one interpreter lock: work the warm-up does while a turn runs slows the turn down
@@ -17,10 +17,10 @@ by as much. Hence the order, and the throwaway run left for a quiet moment: a cl
 its first prompt right after `session/new` finds the first stage done and pays what is left of a
 first run itself, rather than waiting for a whole throwaway run to finish beside it.
 
-The server signals [`session_opened`][acpkit_core.warmup.session_opened] (`session/new`, `load`,
-`resume`, `fork`) and [`turn_started`][acpkit_core.warmup.turn_started] (every `session/prompt`)
+The server signals [`session_opened`][acpkit_core.runner.warmup.session_opened] (`session/new`, `load`,
+`resume`, `fork`) and [`turn_started`][acpkit_core.runner.warmup.turn_started] (every `session/prompt`)
 itself, for every runner, and a turn waits for the first stages to be done
-([`first_stage_done`][acpkit_core.warmup.first_stage_done]) rather than build the same things
+([`first_stage_done`][acpkit_core.runner.warmup.first_stage_done]) rather than build the same things
 again beside them. Warming is best effort: whatever fails in it is swallowed (logged at
 debug level), and the first prompt is just slower.
 """
@@ -57,9 +57,9 @@ FIRST_STAGE_WAIT = 5.0
 class WarmUp:
     """One warm-up schedule: a daemon thread per name, the quiet clock and the turn signal they share.
 
-    The process has one, behind [`warm_up`][acpkit_core.warmup.warm_up],
-    [`session_opened`][acpkit_core.warmup.session_opened] and
-    [`turn_started`][acpkit_core.warmup.turn_started]; a test makes its own.
+    The process has one, behind [`warm_up`][acpkit_core.runner.warmup.warm_up],
+    [`session_opened`][acpkit_core.runner.warmup.session_opened] and
+    [`turn_started`][acpkit_core.runner.warmup.turn_started]; a test makes its own.
     """
 
     def __init__(self, quiet_seconds: float = QUIET_SECONDS) -> None:
@@ -188,7 +188,7 @@ def warm_up(
 
     An adapter calls it when its runner is built: `imports` and `prepare` (what the first turn
     needs, without running the user's agent) at once, `throwaway` (a run of the adapter's own)
-    once the process is quiet and only if no turn has started. See [`WarmUp.start`][acpkit_core.warmup.WarmUp.start].
+    once the process is quiet and only if no turn has started. See [`WarmUp.start`][acpkit_core.runner.warmup.WarmUp.start].
     """
     return _process.start(name, imports=imports, prepare=prepare, throwaway=throwaway)
 

@@ -1,7 +1,7 @@
 """The client's files and terminals, for one session, behind a path policy.
 
 An ACP client may offer the agent its file system (`fs/read_text_file`, which sees unsaved editor
-buffers, and `fs/write_text_file`) and terminals (`terminal/*`). [`ClientHost`][acpkit_core.host.ClientHost]
+buffers, and `fs/write_text_file`) and terminals (`terminal/*`). [`ClientHost`][acpkit_core.runner.host.ClientHost]
 wraps those requests for one session:
 
 - a method whose capability the client did not advertise raises
@@ -11,7 +11,7 @@ wraps those requests for one session:
   `PathPolicyError` is raised before anything is sent;
 - an error answered by the client becomes a `HostError` whose
   `__cause__` is the `acp.RequestError`;
-- [`run`][acpkit_core.host.ClientHost.run] creates a terminal, waits with a timeout, kills on
+- [`run`][acpkit_core.runner.host.ClientHost.run] creates a terminal, waits with a timeout, kills on
   timeout or cancellation, reads the output, and always releases the terminal.
 """
 
@@ -38,8 +38,8 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from .errors import HostError, HostUnavailableError, PathPolicyError, UserError
-from .runner import ClientInfo, Session
+from ..errors import HostError, HostUnavailableError, PathPolicyError, UserError
+from .types import ClientInfo, Session
 
 __all__ = ["REMOVE_FILE_METHOD", "ClientConnection", "ClientHost", "CommandResult", "Terminal"]
 
@@ -123,9 +123,9 @@ def _env_list(env: Mapping[str, str] | None) -> list[EnvVariable] | None:
 class Terminal:
     """A terminal running in the client, for one command.
 
-    Embed [`content()`][acpkit_core.host.Terminal.content] in a tool call so the editor shows the
-    live output, then [`wait`][acpkit_core.host.Terminal.wait]. Use it as an async context
-    manager (or call [`release`][acpkit_core.host.Terminal.release]) so the client can free it.
+    Embed [`content()`][acpkit_core.runner.host.Terminal.content] in a tool call so the editor shows the
+    live output, then [`wait`][acpkit_core.runner.host.Terminal.wait]. Use it as an async context
+    manager (or call [`release`][acpkit_core.runner.host.Terminal.release]) so the client can free it.
     """
 
     def __init__(self, conn: ClientConnection, session_id: str, terminal_id: str) -> None:
@@ -241,7 +241,7 @@ class ClientHost:
     ```
 
     `conn` is the SDK's agent-side connection (anything with its client-facing request methods,
-    see [`ClientConnection`][acpkit_core.host.ClientConnection]); `None` means no client at all
+    see [`ClientConnection`][acpkit_core.runner.host.ClientConnection]); `None` means no client at all
     (every method then raises `HostUnavailableError`). The roots are `cwd` plus `roots`; paths are
     checked against them with `..` and symlinks resolved.
     """

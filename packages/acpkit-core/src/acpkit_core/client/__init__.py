@@ -1,0 +1,1 @@
+"""The client half of ACP: what an editor answers, served from this machine (`acpkit chat`, the test client)."""
