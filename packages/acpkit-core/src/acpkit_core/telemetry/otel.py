@@ -22,7 +22,7 @@ import logging
 import os
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
@@ -41,12 +41,41 @@ from .prometheus import render_prometheus
 if TYPE_CHECKING:
     from acp.schema import Usage
 
-    from .observer import Observer
-    from .options import Telemetry
+    from .counts import WireCounts
 
-__all__ = ["FIRST_UPDATE_BUCKETS", "STORE_BUCKETS", "TURN_BUCKETS", "OtelBackend", "SpanHandle"]
+__all__ = [
+    "FIRST_UPDATE_BUCKETS",
+    "STORE_BUCKETS",
+    "TURN_BUCKETS",
+    "CountSource",
+    "OtelBackend",
+    "SpanHandle",
+    "TelemetrySettings",
+]
 
 logger = logging.getLogger("acpkit_core.telemetry")
+
+
+class TelemetrySettings(Protocol):
+    """What the backend reads of a [`Telemetry`][acpkit_core.telemetry.Telemetry]."""
+
+    @property
+    def traces(self) -> bool: ...
+    @property
+    def metrics(self) -> bool: ...
+    @property
+    def tracer_provider(self) -> TracerProvider | None: ...
+    @property
+    def meter_provider(self) -> MeterProvider | None: ...
+
+
+class CountSource(Protocol):
+    """What the observable instruments read: the observer's counts per transport."""
+
+    def snapshot(self) -> tuple[dict[str, int], dict[str, tuple[int, int]], dict[str, WireCounts]]:
+        """Open connections, (open sessions, running turns) and everything sent, per transport."""
+        ...
+
 
 SCOPE: Final = "acpkit_core"
 TURN_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -149,7 +178,7 @@ def _meter_provider(
 class OtelBackend:
     """Spans and instruments for one [`Telemetry`][acpkit_core.telemetry.Telemetry]."""
 
-    def __init__(self, telemetry: Telemetry) -> None:
+    def __init__(self, telemetry: TelemetrySettings) -> None:
         self.tracer: trace.Tracer | None = None
         """The tracer (traces on)."""
         self._own_tracer: SdkTracerProvider | None = None
@@ -206,7 +235,7 @@ class OtelBackend:
         """Metrics are on."""
         return self._meter_provider is not None
 
-    def bind(self, observer: Observer) -> None:
+    def bind(self, observer: CountSource) -> None:
         """Register the observable instruments, read from `observer`'s counts."""
         if self._meter_provider is None:
             return
