@@ -190,8 +190,8 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             session_id: The ACP session the updates belong to.
             cwd: The session's working directory (tool locations are resolved against it).
             tool_kinds: Per-tool overrides of the tool-kind classifier.
-            tool_presentation: How tool calls are shown, by tool name or pattern (`acpkit_core.runner.tool_presentation`;
-                diffs read the old text from this machine's disk, under `cwd`).
+            tool_presentation: How tool calls are shown, by tool name or pattern
+                (`acpkit_core.runner.tool_presentation`; diffs read the old text from this machine's disk, under `cwd`).
             stream_tokens: Send model tokens and reasoning (turn off when something else streams them).
             content_mapper: How a streamed chunk's content becomes ACP content blocks (default: its text).
             session_id_extractor: With `conn` and no `session_id`: finds each run's session id in the

@@ -92,7 +92,8 @@ def bind_connection(
     answers are remembered for the session while the connection lives, and `binding.cancel()`
     (call it from the server's `session/cancel`) gives up an open question. Leaving the block
     closes the tool calls the run left open. `tool_presentation` says how tool calls are shown, as
-    the option of the same name does ([`acpkit_core.runner.tool_presentation`][acpkit_core.runner.tool_presentation]); its diffs read
+    the option of the same name does
+    ([`acpkit_core.runner.tool_presentation`][acpkit_core.runner.tool_presentation]); its diffs read
     the old text from this machine's disk, under `cwd`.
     """
     binding = binding_for_connection(

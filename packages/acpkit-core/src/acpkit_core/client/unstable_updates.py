@@ -1,7 +1,7 @@
 """Models of the unstable `session/update` kinds the ACP SDK (0.12) has no model for, for clients.
 
-ACP Kit sends these only to a client that negotiated them ([`acpkit_core.runner.unstable`][acpkit_core.runner.unstable]),
-as wire JSON; a client that reads them (the test client,
+ACP Kit sends these only to a client that negotiated them
+([`acpkit_core.runner.unstable`][acpkit_core.runner.unstable]), as wire JSON; a client that reads them (the test client,
 [`AcpTestClient`][acpkit_core.testing.AcpTestClient]) parses `session/update` with
 [`UnstableSessionNotification`][acpkit_core.client.unstable_updates.UnstableSessionNotification]: every
 kind the SDK knows, as the SDK's own models, plus

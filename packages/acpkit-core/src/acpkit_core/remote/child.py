@@ -75,7 +75,8 @@ class AgentCommand:
     env: Mapping[str, str] = field(default_factory=dict[str, str])
     """Variables added to the server's environment for the child."""
     host_tools: HostTools = "client"
-    """Who serves the child's file and terminal requests (see [`acpkit_core.runner.host_tools`][acpkit_core.runner.host_tools])."""
+    """Who serves the child's file and terminal requests (see
+    [`acpkit_core.runner.host_tools`][acpkit_core.runner.host_tools])."""
     allowed_paths: Sequence[str] = ()
     """The server's workspace with `host_tools="server"`."""
     max_message_bytes: int | None = None

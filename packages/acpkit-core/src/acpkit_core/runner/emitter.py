@@ -67,7 +67,8 @@ class TurnEmitter:
     ) -> None:
         self._send = send
         self.unstable = unstable
-        """The unstable surfaces the client negotiated ([`acpkit_core.runner.unstable`][acpkit_core.runner.unstable])."""
+        """The unstable surfaces the client negotiated
+        ([`acpkit_core.runner.unstable`][acpkit_core.runner.unstable])."""
         self._session_cost = session_cost
         self.turn_cost: float | None = None
         """The turn's cost in US dollars, added up over the responses whose price is known."""
@@ -89,7 +90,8 @@ class TurnEmitter:
         self._last_plan: list[PlanItem] | None = None
         self._summarized: set[str] = set()  # compactions whose summary was streamed
         self.plan_state: TurnPlan | None = None
-        """The session's plan, when the server tracks it: `plan(...)` then changes it (see `acpkit_core.runner.plan`)."""
+        """The session's plan, when the server tracks it: `plan(...)` then changes it (see
+        `acpkit_core.runner.plan`)."""
         self.turn_usage: Usage | None = None
         """Usage added up over the turn, `None` until the runner reports some."""
 

@@ -241,7 +241,8 @@ class Turn(Protocol):
         """The model endpoint the client set (`providers/set`, an unstable surface), `None` when it set none.
 
         A runner that implements [`ModelEndpoints`][acpkit_core.runner.providers.ModelEndpoints] builds its
-        model on it for this turn (keeping the model's name): see [`acpkit_core.runner.providers`][acpkit_core.runner.providers].
+        model on it for this turn (keeping the model's name): see
+        [`acpkit_core.runner.providers`][acpkit_core.runner.providers].
         """
         ...
 

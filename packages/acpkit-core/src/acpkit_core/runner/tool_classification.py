@@ -2,9 +2,10 @@
 
 - [`classify_tool`][acpkit_core.runner.tool_classification.classify_tool] maps a tool name (and, for a few
   multi-command tools, its arguments) to an ACP `ToolKind` through a word table;
-- [`tool_title`][acpkit_core.runner.tool_classification.tool_title] gives a human title (`Read src/app.py`, `Run pytest -q`);
-- [`tool_locations`][acpkit_core.runner.tool_classification.tool_locations] finds path-like arguments for the editor's
-  follow-along, as absolute paths with 1-based lines;
+- [`tool_title`][acpkit_core.runner.tool_classification.tool_title] gives a human title
+  (`Read src/app.py`, `Run pytest -q`);
+- [`tool_locations`][acpkit_core.runner.tool_classification.tool_locations] finds path-like arguments
+  for the editor's follow-along, as absolute paths with 1-based lines;
 - [`diff_content`][acpkit_core.runner.tool_classification.diff_content] builds the `diff` content of an edit tool call.
 
 All of them are pure functions: no file is read, nothing is cached across calls except the word
@@ -59,7 +60,8 @@ KIND_WORDS: Mapping[ToolKind, frozenset[str]] = {
     "fetch": frozenset("fetch http https url web download curl wget browse browser".split()),  # noqa: SIM905
     "read": frozenset("read cat view open load show head tail stat inspect".split()),  # noqa: SIM905
 }
-"""The word table behind [`classify_tool`][acpkit_core.runner.tool_classification.classify_tool], strongest kind first."""
+"""The word table behind [`classify_tool`][acpkit_core.runner.tool_classification.classify_tool], strongest
+kind first."""
 
 _KIND_OF_WORD: dict[str, ToolKind] = {}
 for _kind, _words in reversed(list(KIND_WORDS.items())):

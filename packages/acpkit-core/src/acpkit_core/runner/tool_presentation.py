@@ -13,8 +13,10 @@ matches its key in the `tool_presentation` option, what the client sees:
 | `content` | any content computed from the arguments (a function) |
 | `output` | how the result is shown: `text`, `code`, `terminal`, `results`, `none`, or a function |
 
-Fields left `None` keep the core's defaults ([`classify_tool`][acpkit_core.runner.tool_classification.classify_tool],
-[`tool_title`][acpkit_core.runner.tool_classification.tool_title], [`tool_locations`][acpkit_core.runner.tool_classification.tool_locations]).
+Fields left `None` keep the core's defaults
+([`classify_tool`][acpkit_core.runner.tool_classification.classify_tool],
+[`tool_title`][acpkit_core.runner.tool_classification.tool_title],
+[`tool_locations`][acpkit_core.runner.tool_classification.tool_locations]).
 The presets ([`TOOL_PRESETS`][acpkit_core.runner.tool_presets.TOOL_PRESETS] and the functions that build
 them) cover files, shells, web search and web fetch.
 
@@ -168,8 +170,9 @@ def kind_overrides(
 ) -> dict[str, ToolKind]:
     """The kind overrides a turn classifies tools with: `tool_kinds`, then the presentations' kinds.
 
-    The one place the two options meet: [`classify_tool`][acpkit_core.runner.tool_classification.classify_tool] with these
-    overrides gives a tool's kind for its call, its permission rules, the modes and `/tools`. An exact
+    The one place the two options meet:
+    [`classify_tool`][acpkit_core.runner.tool_classification.classify_tool] with these overrides gives
+    a tool's kind for its call, its permission rules, the modes and `/tools`. An exact
     name beats a pattern; for the same key, `tool_kinds` wins.
     """
     merged = dict(tool_kinds)

@@ -389,10 +389,12 @@ class TurnUsage:
     """Cache write tokens, when reported."""
     context_size: int | None = None
     """The model's context window in tokens, when the framework knows it (sent as `size` of
-    `usage_update`; else the developer's `context_window`, else [`acpkit_core.runner.prices`][acpkit_core.runner.prices])."""
+    `usage_update`; else the developer's `context_window`, else
+    [`acpkit_core.runner.prices`][acpkit_core.runner.prices])."""
     cost: float | None = None
     """The price of this response in US dollars, when the framework knows it (else looked up in
-    [`acpkit_core.runner.prices`][acpkit_core.runner.prices] by `model`); summed per session into `usage_update.cost`."""
+    [`acpkit_core.runner.prices`][acpkit_core.runner.prices] by `model`); summed per session into
+    `usage_update.cost`."""
     model: str | None = None
     """The model that answered, as the framework names it (`gpt-4o`), to look up its window and prices."""
     provider: str | None = None
@@ -445,7 +447,8 @@ class ToolInfo:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolListing:
-    """What [`ToolLister.list_tools`][acpkit_core.runner.protocols.ToolLister.list_tools] returns: the tools and notes."""
+    """What [`ToolLister.list_tools`][acpkit_core.runner.protocols.ToolLister.list_tools] returns: the tools and
+    notes."""
 
     tools: Sequence[ToolInfo] = ()
     """Every tool the model can call in the session (the mode's filter is applied by the server)."""

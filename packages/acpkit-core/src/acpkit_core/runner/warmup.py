@@ -188,7 +188,8 @@ def warm_up(
 
     An adapter calls it when its runner is built: `imports` and `prepare` (what the first turn
     needs, without running the user's agent) at once, `throwaway` (a run of the adapter's own)
-    once the process is quiet and only if no turn has started. See [`WarmUp.start`][acpkit_core.runner.warmup.WarmUp.start].
+    once the process is quiet and only if no turn has started. See
+    [`WarmUp.start`][acpkit_core.runner.warmup.WarmUp.start].
     """
     return _process.start(name, imports=imports, prepare=prepare, throwaway=throwaway)
 
