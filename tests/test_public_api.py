@@ -47,31 +47,37 @@ RUNNER_CONTRACT = frozenset(
     {
         "acpkit_core",
         "acpkit_core.cli.adapters",
-        "acpkit_core.runner.capabilities",
         "acpkit_core.config",
         "acpkit_core.delegate",
-        "acpkit_core.runner.elicitation",
-        "acpkit_core.runner.emitter",
         "acpkit_core.errors",
         "acpkit_core.extensions",
-        "acpkit_core.runner.host",
-        "acpkit_core.prompt.ir",
         "acpkit_core.permissions",
-        "acpkit_core.runner.plan",
-        "acpkit_core.runner.tool_presentation",
         "acpkit_core.prompt",
+        "acpkit_core.prompt.ir",
         "acpkit_core.prompt.media",
         "acpkit_core.prompt.parse",
         "acpkit_core.prompt.text",
+        "acpkit_core.runner.capabilities",
+        "acpkit_core.runner.elicitation",
+        "acpkit_core.runner.emitter",
+        "acpkit_core.runner.host",
+        "acpkit_core.runner.notices",
+        "acpkit_core.runner.permission_gate",
+        "acpkit_core.runner.plan",
+        "acpkit_core.runner.protocols",
         "acpkit_core.runner.providers",
         "acpkit_core.runner.rewind",
-        "acpkit_core.runner.protocols",
         "acpkit_core.runner.stop",
+        "acpkit_core.runner.tool_classification",
+        "acpkit_core.runner.tool_lifecycle",
+        "acpkit_core.runner.tool_presentation",
+        "acpkit_core.runner.tool_presenter",
+        "acpkit_core.runner.tool_presets",
+        "acpkit_core.runner.types",
+        "acpkit_core.runner.updates",
+        "acpkit_core.runner.warmup",
         "acpkit_core.store",
         "acpkit_core.thinking",
-        "acpkit_core.runner.tool_lifecycle",
-        "acpkit_core.runner.tool_classification",
-        "acpkit_core.runner.warmup",
     }
 )
 """The core modules an adapter may import: the public runner contract (docs/core/runner.md)."""
@@ -86,13 +92,16 @@ def _core_imports(path: pathlib.Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             if node.module.split(".")[0] != "acpkit_core":
                 continue
-            found.add(node.module)
+            submodules: set[str] = set()
             if hasattr(importlib.import_module(node.module), "__path__"):  # a package: a name may be a module
-                found.update(
+                submodules = {
                     f"{node.module}.{a.name}"
                     for a in node.names
                     if importlib.util.find_spec(f"{node.module}.{a.name}") is not None
-                )
+                }
+            found.update(submodules)
+            if len(submodules) < len(node.names):  # a name from the module itself
+                found.add(node.module)
     return found
 
 
