@@ -67,7 +67,10 @@ def normalised(updates: list[Any]) -> list[dict[str, Any]]:
 
 async def one_turn(client: AcpTestClient, proxy: CutProxy | None, cuts: list[int]) -> tuple[str, list[dict[str, Any]]]:
     """A fresh session's turn, the connection cut after each count of updates in `cuts`."""
-    sid = await client.new_session()
+    try:  # bounded, as every step here: a hang names its step
+        sid = await asyncio.wait_for(client.new_session(), 30)
+    except TimeoutError:
+        raise AssertionError(f"session/new got no answer in 30 s (cuts before it: {proxy and proxy.cuts})") from None
     turn = asyncio.ensure_future(client.prompt(PROMPT, session_id=sid))
     loop = asyncio.get_running_loop()
     for count in cuts:
@@ -110,7 +113,7 @@ async def _cut_many(serving: list[Replica], scheme: str, label: str) -> None:
             proxy.targets = [(urlparse(r.url).hostname or "127.0.0.1", urlparse(r.url).port or 0) for r in serving]
             # each cut sends the client's next connections to the other replica
         async with AcpTestClient.connect_url(proxy.url(scheme), token=TOKEN, reconnect=True) as client:
-            await client.initialize()
+            await asyncio.wait_for(client.initialize(), 30)
             reference = await one_turn(client, None, [])
             assert reference[0] == "end_turn"
             kinds = [u["sessionUpdate"] for u in reference[1]]
@@ -300,5 +303,33 @@ async def test_an_editor_behind_acpkit_bridge_sees_no_gap(tmp_path: Path, scheme
                     cuts = sorted(rng.sample(range(1, length), CUTS_PER_TURN))
                     assert await one_turn(editor, proxy, cuts) == reference, f"bridge: seed {SEED}, cuts {cuts}"
             assert proxy.cuts >= CUTS_PER_TURN
+        finally:
+            await proxy.close()
+
+
+async def test_a_request_whose_answer_went_to_the_dropped_connection_is_sent_again(
+    tmp_path: Path, tokens: list[str]
+) -> None:
+    """Over Streamable HTTP a request is accepted (`202`) and answered later on the connection's
+    stream: a drop in between loses the answer with that stream. The reconnected client sends the
+    request again instead of waiting for it forever (a `session/new` here: it takes a second)."""
+    target = AGENTS / "slow_open_target.py"
+    async with replica(str(tmp_path / "s.sqlite3"), args=tokens, target=target, env={"OPEN_SECONDS": "1"}) as server:
+        address = urlparse(server.url)
+        proxy = await CutProxy(address.hostname or "127.0.0.1", address.port or 0).start()
+        try:
+            async with AcpTestClient.connect_url(proxy.url("http"), token=TOKEN, reconnect=True) as client:
+                await asyncio.wait_for(client.initialize(), 30)
+                opening = asyncio.ensure_future(client.new_session())
+                await asyncio.sleep(0.4)  # accepted, and opening on the server
+                assert not opening.done()
+                proxy.cut()
+                try:
+                    sid = await asyncio.wait_for(opening, 15)
+                except TimeoutError:
+                    raise AssertionError("session/new was never answered after the reconnect") from None
+                result = await asyncio.wait_for(client.prompt("say hello", session_id=sid), 15)
+            assert (result.stop_reason, result.text) == ("end_turn", "hello")
+            assert proxy.cuts == 1
         finally:
             await proxy.close()

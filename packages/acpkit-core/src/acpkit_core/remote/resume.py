@@ -8,8 +8,9 @@ and re-attaches every session waiting for a turn's answer with `session/resume` 
 {"after": N}`. The server then sends what the client missed, in order; updates already seen are
 dropped by their number; a permission question asked again is answered from the answer the client
 already gave (or passed on once); and `_acpkit/turn_ended` becomes the answer to the waiting
-`session/prompt`, under its original id. The connection above it (the SDK's, `acpkit bridge`'s
-editor) sees one unbroken conversation.
+`session/prompt`, under its original id. Any other request that went out on the dropped
+connection and got no answer is sent again on the new one. The connection above it (the SDK's,
+`acpkit bridge`'s editor) sees one unbroken conversation.
 """
 
 from __future__ import annotations
@@ -95,6 +96,10 @@ class ResumingTransport:
         """The last number seen in a session when its waiting prompt was sent."""
         self._dropped = False
         """The connection being re-attached dropped too (the attempt fails)."""
+        self._generation = 0
+        """Which connection is current (counts the ones opened, re-attached or not)."""
+        self._sent_in: dict[Any, int] = {}
+        """The connection each waiting request of the client went out on (its `_generation`)."""
         self.established = False
         """`initialize` was answered: from then on a dropped connection is re-established (before,
         a refusal or a drop is the caller's, as with the plain transport)."""
@@ -113,9 +118,11 @@ class ResumingTransport:
         message = self._outgoing(message)
         while not self._closed:
             await self._ready.wait()
-            inner = self._inner
+            inner, generation = self._inner, self._generation
             try:
                 await inner.send(message)
+                if "method" in message and message.get("id") in self._requests:
+                    self._sent_in[message["id"]] = generation
                 return
             except Exception as exc:
                 if self._closed or not self.established:
@@ -326,10 +333,12 @@ class ResumingTransport:
             try:
                 inner = await open_transport(self.url, token=self.token)
                 self._inner = inner
+                self._generation += 1
                 self._pump = asyncio.ensure_future(self._read(inner))
                 await self._reattach(inner)
                 if self._dropped or self._pump.done():
                     raise ConnectionError("the connection dropped while re-attaching")
+                await self._resend_unanswered(inner)
             except Exception as exc:  # refused, unreachable, or the SDK transport's own errors (HTTP status, ...)
                 logger.info("reconnect %d to %s failed: %s", attempt, self.url, exc)
                 if inner is not None:
@@ -385,6 +394,19 @@ class ResumingTransport:
             finally:
                 self._resuming.discard(session)
             await self._resend_unstarted(inner, session, answer)
+
+    async def _resend_unanswered(self, inner: Any) -> None:
+        """Send again the client's requests that went out on a dropped connection and got no answer
+        (their answer went to the dropped connection's stream, or was lost with it). Prompts are
+        the re-attach's: a prompt is never run twice. A `session/new` whose answer was lost may
+        leave one empty session behind on the server."""
+        for request_id in [r for r in self._sent_in if r not in self._requests]:
+            del self._sent_in[request_id]
+        for request_id, sent in list(self._sent_in.items()):
+            request = self._requests[request_id]
+            if sent != self._generation and request.get("method") not in ("session/prompt", "initialize"):
+                await inner.send(request)
+                self._sent_in[request_id] = self._generation
 
     async def _resend_unstarted(self, inner: Any, session: str, answer: dict[str, Any]) -> None:
         """A prompt the server never started (its log has nothing after the cursor) is sent again."""
