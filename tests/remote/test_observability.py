@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 import websockets
+from acp import RequestError
 from acpkit_core.config import AgentOptions
 from acpkit_core.remote import RemoteServer, ServeOptions, Tokens
 from acpkit_core.server import AcpAgent
@@ -308,3 +309,28 @@ async def test_a_principals_connection_quota_is_counted_as_a_refusal(tmp_path: P
         page = samples((await _scrape(served, _auth())).text)
     assert second.value.response.status_code == 429
     assert sample(page, "acpkit_refusals_total", reason="principal_connections") == 1
+
+
+async def test_a_principals_session_and_turn_quotas_are_counted_as_refusals(tmp_path: Path) -> None:
+    """A session or a turn past the principal's quota is refused (-32600) and counted, by its reason."""
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"alice:{TOKEN}\n")
+    args = ["--token-file", str(tokens), "--otel"]
+    args += ["--max-sessions-per-principal", "2", "--max-turns-per-principal", "1"]
+    env = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
+    async with replica(str(tmp_path / "sessions.sqlite3"), args=args, env=env) as served:
+        async with AcpTestClient.connect_url(served.url, token=TOKEN) as client:
+            await client.initialize()
+            first, second = await client.new_session(), await client.new_session()
+            with pytest.raises(RequestError) as sessions:
+                await client.new_session()
+            assert "max_sessions_per_principal=2" in str(sessions.value.data)
+            turn = asyncio.ensure_future(client.prompt("sleep 2", session_id=first))
+            await asyncio.sleep(0.3)
+            with pytest.raises(RequestError) as turns:
+                await client.prompt("say hi", session_id=second)
+            assert "max_turns_per_principal=1" in str(turns.value.data)
+            await turn
+        page = samples((await _scrape(served, _auth())).text)
+    assert sample(page, "acpkit_refusals_total", reason="principal_sessions") == 1
+    assert sample(page, "acpkit_refusals_total", reason="principal_turns") == 1

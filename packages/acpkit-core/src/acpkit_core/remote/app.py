@@ -129,6 +129,7 @@ class Endpoint:
             turns=limits.max_turns_per_principal,
         )
         """Connections, sessions and turns per principal."""
+        self.quotas.on_refusal = self._refused
         self.stalled = 0
         """Connections closed because their client took nothing for `idle_seconds` (since start)."""
         self.detached: set[RemoteConnection] = set()

@@ -17,6 +17,8 @@ The counts are read from the connections themselves when a check runs, so they c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from acp import RequestError
 
 from .connection import RemoteConnection
@@ -35,6 +37,14 @@ class PrincipalQuotas:
         self.max_turns = turns
         """Turns one principal may run at once across its connections (`max_turns_per_principal`)."""
         self._by_principal: dict[str, set[RemoteConnection]] = {}
+        self.on_refusal: Callable[[str], None] | None = None
+        """Told the reason of each session or turn refused (`principal_sessions`, `principal_turns`):
+        the server counts them in `acpkit.refusals`."""
+
+    def refused(self, reason: str) -> None:
+        """Report one refusal (see `on_refusal`)."""
+        if self.on_refusal is not None:
+            self.on_refusal(reason)
 
     def connections_of(self, principal: str) -> set[RemoteConnection]:
         """The open connections of `principal`."""
@@ -91,6 +101,7 @@ class _Admission:
         quotas = self._quotas
         held = quotas.open_sessions(self._principal)
         if held >= quotas.max_sessions:
+            quotas.refused("principal_sessions")
             raise RequestError.invalid_request(
                 {
                     "details": f"principal {self._principal!r} already has {held} open sessions, the server's limit "
@@ -103,6 +114,7 @@ class _Admission:
         quotas = self._quotas
         running = quotas.running_turns(self._principal)
         if running >= quotas.max_turns:
+            quotas.refused("principal_turns")
             raise RequestError.invalid_request(
                 {
                     "details": f"principal {self._principal!r} already runs {running} turns, the server's limit per "
