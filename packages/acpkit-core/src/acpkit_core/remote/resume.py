@@ -210,7 +210,7 @@ class ResumingTransport:
                 if waiter is not None and not waiter.done():
                     waiter.set_result(message)
                 return
-            request = self._requests.pop(request_id, None)
+            request = self._settled(request_id)
             if request is not None and request.get("method") == "initialize" and "result" in message:
                 self.established = True
             if request is None:
@@ -273,7 +273,7 @@ class ResumingTransport:
         self._forget_answers(session)
         if request_id is None:
             return
-        self._requests.pop(request_id, None)
+        self._settled(request_id)
         error = params.get("error")
         if isinstance(error, dict):
             self._queue.put_nowait({"jsonrpc": "2.0", "id": request_id, "error": error})
@@ -388,22 +388,27 @@ class ResumingTransport:
                 del self._sessions[session]
                 request_id = self._prompts.pop(session, None)
                 if request_id is not None:
-                    self._requests.pop(request_id, None)
+                    self._settled(request_id)
                     self._queue.put_nowait({"jsonrpc": "2.0", "id": request_id, "error": exc.error})
                 continue
             finally:
                 self._resuming.discard(session)
             await self._resend_unstarted(inner, session, answer)
 
+    def _settled(self, request_id: Any) -> dict[str, Any] | None:
+        """Forget a request of the client that got its answer; the request, if it was waiting."""
+        self._sent_in.pop(request_id, None)
+        return self._requests.pop(request_id, None)
+
     async def _resend_unanswered(self, inner: Any) -> None:
         """Send again the client's requests that went out on a dropped connection and got no answer
         (their answer went to the dropped connection's stream, or was lost with it). Prompts are
         the re-attach's: a prompt is never run twice. A `session/new` whose answer was lost may
         leave one empty session behind on the server."""
-        for request_id in [r for r in self._sent_in if r not in self._requests]:
-            del self._sent_in[request_id]
         for request_id, sent in list(self._sent_in.items()):
-            request = self._requests[request_id]
+            request = self._requests.get(request_id)
+            if request is None:  # (answered: forgotten with it)
+                continue
             if sent != self._generation and request.get("method") not in ("session/prompt", "initialize"):
                 await inner.send(request)
                 self._sent_in[request_id] = self._generation
