@@ -271,9 +271,11 @@ async def test_the_examples_served_as_commands(example: str, tmp_path: Path) -> 
         assert len(result.permission_requests) == 1
 
 
-async def test_a_client_that_stops_reading_a_flooding_child_is_closed_and_the_child_killed() -> None:
-    """The outbound buffer holds the child back (it blocks on its stdout), then the stall rule ends both."""
-    async with _served("--idle-timeout", "1", "--outbound-buffer", "16KiB") as server:
+@pytest.mark.parametrize("child_per", ["connection", "session"])
+async def test_a_client_that_stops_reading_a_flooding_child_is_closed_and_the_child_killed(child_per: str) -> None:
+    """The outbound buffer holds the child back (it blocks on its stdout), then the stall rule ends
+    the connection and every child of it (with a child per session: the flooding one and the first)."""
+    async with _served("--idle-timeout", "1", "--outbound-buffer", "16KiB", "--child-per", child_per) as server:
         async with websockets.connect(server.url, max_queue=1) as ws:
             await ws.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}')
             await asyncio.wait_for(ws.recv(), SECONDS)
@@ -285,6 +287,7 @@ async def test_a_client_that_stops_reading_a_flooding_child_is_closed_and_the_ch
             prompt: dict[str, Any] = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": params}
             await ws.send(json.dumps(prompt))
             # From here the client reads nothing: the server must not buffer the flood, and must end it.
-            assert len(children) == 1
-            assert await _gone(children[0], timeout=40), "the flooding child outlived its stalled connection"
+            assert len(children) == (1 if child_per == "connection" else 2)
+            for child in children:
+                assert await _gone(child, timeout=40), "a child outlived its stalled connection"
         assert b"took nothing for 1 s" in server.stderr
