@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,20 @@ from acp.schema import ContentToolCallContent, TextContentBlock, ToolCallProgres
 from acpkit_core.testing import AcpTestClient
 from pyd_script import Script, call
 from pydantic_acp import create_acp_agent, load_history
-from pydantic_ai import Agent, ModelRetry, ToolFailed
-from pydantic_ai.capabilities import ProcessEventStream
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ThinkingPart, ToolReturnPart
+from pydantic_ai import Agent, ModelRetry, RunContext, ToolFailed
+from pydantic_ai.capabilities import AbstractCapability, ProcessEventStream
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ThinkingPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 pytestmark = pytest.mark.timeout(30)
@@ -236,6 +248,35 @@ async def test_the_agents_own_event_handlers_still_run(how: str) -> None:
         r = await c.prompt("hi", session_id=sid)
     assert r.text == "Hello there"
     assert seen.count("PartDeltaEvent") == 1
+
+
+async def test_the_agents_own_capabilities_still_see_and_change_every_event() -> None:
+    """The adapter's own capabilities step aside from the event stream; the agent's do not."""
+    heard: list[str] = []
+
+    class Shout(AbstractCapability[Any]):
+        async def wrap_run_event_stream(
+            self, ctx: RunContext[Any], *, stream: AsyncIterable[AgentStreamEvent]
+        ) -> AsyncIterator[AgentStreamEvent]:
+            async for event in stream:
+                if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                    event = replace(event, part=replace(event.part, content=event.part.content.upper()))
+                elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                    event = replace(event, delta=replace(event.delta, content_delta=event.delta.content_delta.upper()))
+                yield event
+
+    class Listen(AbstractCapability[Any]):
+        async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
+            heard.append(type(event).__name__)
+
+    script = Script([["Hello", " there"]])
+    agent = Agent(script.model, capabilities=[Shout(), Listen()])
+    async with AcpTestClient.connect(create_acp_agent(agent, store="memory")) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("hi", session_id=sid)
+    assert r.text == "HELLO THERE"
+    assert heard.count("PartStartEvent") == 1 and heard.count("PartDeltaEvent") == 1
 
 
 async def test_a_tool_call_is_shown_as_soon_as_its_name_streams(tmp_path: Path) -> None:

@@ -28,7 +28,6 @@ from acpkit_core.runner.notices import notice_model_fallback
 from acpkit_core.runner.protocols import Turn
 from acpkit_core.runner.tool_classification import diff_content
 from acpkit_core.runner.types import TurnUsage
-from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
 from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
 from pydantic_ai.messages import AgentStreamEvent, ModelResponse, ToolCallPart
@@ -36,6 +35,7 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext, ToolDefinition
 
 from ._approvals import resolve_deferred
+from ._capability import RunCapability
 from ._events import EventProjector
 from ._modes import filter_tools
 
@@ -45,7 +45,7 @@ logger = logging.getLogger("pydantic_acp")
 
 
 @dataclass
-class AcpBridge(AbstractCapability[Any]):
+class AcpBridge(RunCapability):
     """Connects one pydantic-ai run to one ACP turn."""
 
     turn: Turn
@@ -157,6 +157,9 @@ class ListeningAcpBridge(AcpBridge):
     Used when the agent has its own `event_stream_handler` (a run-level handler would replace it);
     otherwise the runner passes a cheaper run-level handler that feeds the projector directly.
     """
+
+    def listens_to(self, event: AgentStreamEvent) -> bool:
+        return True
 
     async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
         await self.projector.handle(event)

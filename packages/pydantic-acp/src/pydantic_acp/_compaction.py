@@ -34,11 +34,13 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
+from ._capability import RunCapability
+
 __all__ = ["HistoryAfter", "HistoryBefore", "compaction_watch"]
 
 
 @dataclass
-class HistoryBefore(AbstractCapability[Any]):
+class HistoryBefore(RunCapability):
     """Notes the history as each request step begins (outermost: before any processor)."""
 
     seen: list[ModelMessage] = field(default_factory=list[ModelMessage])
@@ -59,7 +61,7 @@ class HistoryBefore(AbstractCapability[Any]):
 
 
 @dataclass
-class HistoryAfter(AbstractCapability[Any]):
+class HistoryAfter(RunCapability):
     """Compares the history after the processors with what `before` saw; reports a shortening."""
 
     turn: Turn

@@ -23,7 +23,6 @@ from typing import Any
 
 from acp.helpers import text_block, tool_content
 from acpkit_core.runner.protocols import Turn
-from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import CapabilityOrdering
 from pydantic_ai.messages import (
     CapabilityEvent,
@@ -34,6 +33,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
+
+from ._capability import RunCapability
 
 __all__ = ["LifecycleCards", "event_card"]
 
@@ -85,7 +86,7 @@ def _compactions(messages: Sequence[ModelMessage]) -> list[CompactionPart]:
 
 
 @dataclass
-class LifecycleCards(AbstractCapability[Any]):
+class LifecycleCards(RunCapability):
     """Shows history rewrites and compactions of one run as cards (outermost, so it sees the history first)."""
 
     turn: Turn
