@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from acpkit_core.config import AgentOptions
@@ -200,3 +203,75 @@ async def test_the_server_runs_a_turn_once_the_first_stage_is_done() -> None:
         r = await c.prompt("hi", session_id=sid)
     assert r.text == "echo: hi"
     assert seen == [True]
+
+
+def test_a_held_warm_up_waits_for_initialize_then_starts() -> None:
+    schedule = WarmUp(hold_seconds=5)
+    prepared = threading.Event()
+    schedule.start("t", prepare=prepared.set)
+    assert not prepared.wait(0.3)  # held: the client's `initialize` is not answered yet
+    schedule.initialized()
+    assert prepared.wait(5)
+
+
+def test_a_held_warm_up_starts_anyway_after_its_hold() -> None:
+    """Under a server that never says `initialize` was answered, warming is late, not lost."""
+    schedule = WarmUp(hold_seconds=0.3)
+    prepared = threading.Event()
+    start = time.monotonic()
+    schedule.start("t", prepare=prepared.set)
+    assert prepared.wait(5)
+    assert time.monotonic() - start >= 0.3
+
+
+async def test_a_turn_waiting_for_the_first_stages_releases_a_held_warm_up() -> None:
+    schedule = WarmUp(hold_seconds=60)
+    prepared = threading.Event()
+    schedule.start("t", prepare=prepared.set)
+    await schedule.first_stage_done(timeout=5)
+    assert prepared.is_set()
+
+
+_HELD_AGENT = """
+import sys, time
+from pathlib import Path
+from acpkit_core.config import AgentOptions
+from acpkit_core.runner.warmup import warm_up
+from acpkit_core.server import AcpAgent, run_stdio
+from acpkit_core.testing import ScriptedRunner
+
+marker = Path(sys.argv[1])
+written = marker.with_suffix(".tmp")
+warm_up("third", prepare=lambda: (written.write_text(str(time.monotonic())), written.replace(marker)))
+run_stdio(AcpAgent(ScriptedRunner(), AgentOptions(store="memory")))
+"""
+
+
+def test_the_server_starts_the_warm_ups_once_its_initialize_answer_is_written(tmp_path: Path) -> None:
+    """A warm-up registered at start-up does nothing until the client's `initialize` is answered (so
+    that it does not slow the answer down), then starts at once."""
+    script, marker = tmp_path / "agent.py", tmp_path / "prepared"
+    script.write_text(_HELD_AGENT)
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(marker)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        time.sleep(0.5)  # well started, no client yet
+        assert not marker.exists()
+        initialize = {"protocolVersion": 1, "clientCapabilities": {}}
+        sent = time.monotonic()
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize}))
+        process.stdin.write("\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())
+        assert answer["result"]["protocolVersion"] == 1
+        deadline = time.monotonic() + 1.2  # well under the 2 s hold: the server's signal started it
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert marker.exists()
+        assert float(marker.read_text()) >= sent  # held until the client's `initialize` (one clock: CLOCK_MONOTONIC)
+    finally:
+        process.stdin.close()
+        process.wait(30)
+        process.stdout.close()

@@ -30,6 +30,7 @@ installed pydantic. Nothing changes when `acp` was imported before `acpkit_core`
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import importlib.abc
@@ -39,7 +40,16 @@ from collections.abc import Generator, Sequence
 from types import ModuleType
 from typing import Any, cast
 
-__all__ = ["INITIALIZE_MODELS", "SESSION_MODELS", "install", "lean_build", "warm_models", "warm_sdk_models"]
+__all__ = [
+    "FIRST_TURN_MODELS",
+    "INITIALIZE_MODELS",
+    "LATER_MODELS",
+    "SESSION_MODELS",
+    "install",
+    "lean_build",
+    "warm_models",
+    "warm_sdk_models",
+]
 
 _SCHEMA = "acp.schema"
 
@@ -62,24 +72,33 @@ INITIALIZE_MODELS: tuple[str, ...] = (
 )
 """The SDK models `initialize` uses (built on first use over stdio; at start by `acpkit serve`)."""
 
-SESSION_MODELS: tuple[str, ...] = (
-    # opening, listing or loading a session
+FIRST_TURN_MODELS: tuple[str, ...] = (
+    # opening or loading a session
     "NewSessionRequest",
     "NewSessionResponse",
     "LoadSessionRequest",
     "LoadSessionResponse",
     "ResumeSessionRequest",
+    "AvailableCommand",
+    "AvailableCommandInput",
+    "UnstructuredCommandInput",
+    "AvailableCommandsUpdate",
+    # a first turn of text
+    "PromptResponse",
+    "SessionInfoUpdate",
+    "UserMessageChunk",
+    "Usage",
+)
+"""The SDK models `session/new` (or `load`, `resume`) and a first turn of text use (a fresh agent
+process, driven over stdio: which models were built by the end of its first prompt), built by the
+warm-up's first stage, which a first turn waits for."""
+
+LATER_MODELS: tuple[str, ...] = (
     "ListSessionsRequest",
     "ListSessionsResponse",
     "SessionInfo",
     "SessionNotification",
-    "AvailableCommand",
-    "AvailableCommandsUpdate",
     "CancelNotification",
-    # a turn
-    "PromptResponse",
-    "SessionInfoUpdate",
-    "UserMessageChunk",
     "AgentMessageChunk",
     "AgentThoughtChunk",
     "TextContentBlock",
@@ -94,9 +113,13 @@ SESSION_MODELS: tuple[str, ...] = (
     "AgentPlanUpdate",
     "PlanEntry",
     "UsageUpdate",
-    "Usage",
 )
-"""The SDK models opening, listing or loading a session and a first turn use, built by the warm-up."""
+"""The SDK models of listing sessions, tool calls, permissions and plans: built by the warm-up only
+while the process is quiet before its first turn (else each is built the first time it is used,
+about a millisecond), so that a client that prompts at once does not wait for them."""
+
+SESSION_MODELS: tuple[str, ...] = FIRST_TURN_MODELS + LATER_MODELS
+"""The SDK models a session uses (`acpkit serve` builds them all at start)."""
 
 
 @contextlib.contextmanager
@@ -186,12 +209,24 @@ def warm_models(names: Sequence[str] = SESSION_MODELS) -> None:
 
 
 def warm_sdk_models() -> None:
-    """Start building [`SESSION_MODELS`][acpkit_core._sdk_schema.SESSION_MODELS] on the process's warm-up schedule.
+    """Start building the SDK models a session uses on the process's warm-up schedule.
 
-    The server calls it when a client initializes: the models are built while the client reads the
-    answer and opens its session, and a first turn waits for them as for an adapter's first stage
-    ([`acpkit_core.runner.warmup`][acpkit_core.runner.warmup]).
+    The server calls it when a client initializes. Once the answer is written,
+    [`FIRST_TURN_MODELS`][acpkit_core._sdk_schema.FIRST_TURN_MODELS] are built while the client
+    reads it and opens its session (a first turn waits for them as for an adapter's first stage);
+    [`LATER_MODELS`][acpkit_core._sdk_schema.LATER_MODELS] only while the process is quiet before
+    its first turn ([`acpkit_core.runner.warmup`][acpkit_core.runner.warmup]).
     """
     from .runner import warmup
 
-    warmup.warm_up("acp-sdk", prepare=warm_models)
+    warmup.warm_up("acp-sdk", prepare=_warm_first_turn, throwaway=_warm_later)
+
+
+def _warm_first_turn() -> None:
+    warm_models(FIRST_TURN_MODELS)
+
+
+async def _warm_later() -> None:
+    for name in LATER_MODELS:  # one at a time: a turn that starts cancels the rest at the next step
+        warm_models((name,))
+        await asyncio.sleep(0)

@@ -3,7 +3,9 @@
 The first turn of a process pays for what later turns find ready: modules imported on first use,
 schemas and serializers built on first use, a framework's first run. An adapter hands that work to
 [`warm_up`][acpkit_core.runner.warmup.warm_up] when its runner is built; a daemon thread does it in two
-stages, while the client is still initializing:
+stages, once the client's `initialize` is answered (the server says so with
+[`initialized`][acpkit_core.runner.warmup.initialized]; until then the thread waits, so that the
+answer does not share the interpreter lock with it), while the client opens its session:
 
 1. `imports` and `prepare`: what the first turn needs and can be done without running anything of
    the user's (modules to import, schemas to build). Done at once.
@@ -37,9 +39,11 @@ from collections.abc import Awaitable, Callable, Sequence
 
 __all__ = [
     "FIRST_STAGE_WAIT",
+    "HOLD_SECONDS",
     "QUIET_SECONDS",
     "WarmUp",
     "first_stage_done",
+    "initialized",
     "session_opened",
     "turn_started",
     "warm_up",
@@ -49,6 +53,10 @@ logger = logging.getLogger(__name__)
 
 QUIET_SECONDS = 0.05
 """How long after start-up or the last opened session the throwaway run waits for a first prompt."""
+
+HOLD_SECONDS = 2.0
+"""How long the process's warm-ups wait for a client's `initialize` to be answered before they
+start anyway (a server that never says so: an adapter under a server of its own)."""
 
 FIRST_STAGE_WAIT = 5.0
 """The longest a turn waits for the warm-ups' first stages (seconds): past it, the turn goes on."""
@@ -62,8 +70,14 @@ class WarmUp:
     [`turn_started`][acpkit_core.runner.warmup.turn_started]; a test makes its own.
     """
 
-    def __init__(self, quiet_seconds: float = QUIET_SECONDS) -> None:
+    def __init__(self, quiet_seconds: float = QUIET_SECONDS, *, hold_seconds: float = 0.0) -> None:
         self.quiet_seconds = quiet_seconds
+        self.hold_seconds = hold_seconds
+        """How long a warm-up thread waits for
+        [`initialized`][acpkit_core.runner.warmup.WarmUp.initialized] before it starts anyway (0: not at all)."""
+        self._go = threading.Event()
+        if hold_seconds <= 0:
+            self._go.set()
         self._lock = threading.Lock()
         self._threads: dict[str, threading.Thread] = {}
         self._turn_started = threading.Event()
@@ -104,8 +118,14 @@ class WarmUp:
         """A session was opened: a first prompt may follow at once, so the throwaway run waits a little longer."""
         self._last_activity = time.monotonic()
 
+    def initialized(self) -> None:
+        """A client's `initialize` was answered: the warm-ups start (they wait for it, so that they do
+        not slow the answer down: all threads share one interpreter lock)."""
+        self._go.set()
+
     def turn_started(self) -> None:
         """A turn has started: no throwaway run begins from now on, and one that runs is cancelled."""
+        self._go.set()
         self._turn_started.set()
         with self._lock:
             running = list(self._running)
@@ -118,7 +138,9 @@ class WarmUp:
 
         A turn that needs what a first stage builds would otherwise build it again beside it (a
         TypeAdapter's schema is not shared while it is being built), paying twice on one lock.
+        Warm-ups still held for `initialize` start now.
         """
+        self._go.set()
         with self._lock:
             pending = [done for done in self._first_stages if not done.is_set()]
         deadline = time.monotonic() + timeout
@@ -133,6 +155,7 @@ class WarmUp:
         throwaway: Callable[[], Awaitable[object]] | None,
         first_stage: threading.Event,
     ) -> None:
+        self._go.wait(self.hold_seconds)
         try:
             for module in imports:
                 _best_effort(name, importlib.import_module, module)
@@ -174,7 +197,7 @@ def _best_effort(name: str, step: Callable[..., object], *args: object) -> None:
         logger.debug("%s warm-up: %r failed", name, step, exc_info=True)
 
 
-_process = WarmUp()
+_process = WarmUp(hold_seconds=HOLD_SECONDS)
 
 
 def warm_up(
@@ -197,6 +220,13 @@ def warm_up(
 def session_opened() -> None:
     """A session was opened in this process (the server calls it; a custom server may too)."""
     _process.session_opened()
+
+
+def initialized() -> None:
+    """A client's `initialize` was answered: the process's warm-ups start (the server calls it right
+    after writing the answer; before it, or [`HOLD_SECONDS`][acpkit_core.runner.warmup.HOLD_SECONDS]
+    without it, they wait)."""
+    _process.initialized()
 
 
 def turn_started() -> None:

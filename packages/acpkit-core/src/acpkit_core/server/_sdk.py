@@ -253,8 +253,15 @@ def wire_transport(
     return WireTransport(reader, sender or DirectSender(writer), max_message_bytes=max_message_bytes)
 
 
+_LAZY = ConfigDict(defer_build=True, use_attribute_docstrings=False)
+"""Our subclasses of the SDK's models are built when `initialize` first uses them, and without
+reading this file's source for field docstrings (which the SDK's config asks for): 30 ms less at import."""
+
+
 class WireClientSessionCapabilities(ClientSessionCapabilities):
     """`clientCapabilities.session` with the unstable `compaction` the SDK's model does not have."""
+
+    model_config = _LAZY
 
     compaction: dict[str, Any] | None = None
 
@@ -270,11 +277,15 @@ class WireClientSessionCapabilities(ClientSessionCapabilities):
 class WireClientCapabilities(ClientCapabilities):
     """`clientCapabilities` whose `session` keeps `compaction`."""
 
+    model_config = _LAZY
+
     session: WireClientSessionCapabilities | None = None  # pyright: ignore[reportIncompatibleVariableOverride]
 
 
 class WireInitializeRequest(InitializeRequest):
     """`initialize` params whose capabilities keep what the unstable schema adds to `session`."""
+
+    model_config = _LAZY
 
     client_capabilities: Annotated[  # pyright: ignore[reportIncompatibleVariableOverride]
         WireClientCapabilities | None, Field(alias="clientCapabilities", validate_default=True)

@@ -8,6 +8,7 @@ internals is in `server/_sdk.py`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
@@ -62,6 +63,7 @@ from ..runner.providers import (
 )
 from ..runner.types import ClientInfo
 from ..runner.unstable import negotiate_unstable, unstable_answer
+from ..runner.warmup import initialized as warmup_initialized
 from ..store import SessionStore
 from ._boundary import boundary
 from ._sdk import (
@@ -290,6 +292,8 @@ class AcpAgent:
         mcp_over_acp = self.mcp_over_acp is not None and self.client.uses("mcpOverAcp")
         self.sessions.mcp_connector = self.mcp_over_acp.connect if mcp_over_acp and self.mcp_over_acp else None
         warm_sdk_models()  # the SDK models a session uses, built in the background (once per process)
+        # The warm-ups start once this answer is written (the SDK writes it in this task's step).
+        asyncio.get_running_loop().call_soon(warmup_initialized)
         rc = self.capabilities
         meta = {**(self.options.extensions.capabilities() if self.options.extensions else {})}
         meta.update(unstable_answer(unstable) or {})
