@@ -227,7 +227,8 @@ async def startup(page: Page, sizes: Sizes) -> None:
         "prompt (`initialize`, `session/new` and `session/prompt` each sent as soon as the previous answer is "
         "read), beside the framework alone behind a bare stdio loop (import, build the agent, read one line, "
         "stream one run, write one line) and the bare SDK agent. Wall time, and in parentheses the agent "
-        "process's CPU time by then (all threads), which other jobs on the machine move less. "
+        "process's CPU time by then (all threads, ended ones included: `/proc/PID/stat`, in 10 ms ticks), "
+        "which other jobs on the machine move less. "
         f"Median of {sizes.start_runs} fresh processes per row, interleaved (`bench/startup_bench.py`). "
         '"cached": a bytecode cache filled by a first run, as an installed package has; "no cache": '
         "every module compiled again (`PYTHONDONTWRITEBYTECODE`, an empty `PYTHONPYCACHEPREFIX`).\n\n"
