@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from acp.schema import (
     AcceptElicitationResponse,
@@ -33,6 +33,13 @@ from acp.schema import SseMcpServer as WireSseMcpServer
 
 from ..client.local_host import LocalClientHost
 from ..runner.types import HttpMcpServer, SseMcpServer, StdioMcpServer
+
+_A = TypeVar("_A")
+
+
+class _Cancelled(Exception):
+    """The session was cancelled before the test client chose its answer."""
+
 
 __all__ = ["ClientAnswers", "ElicitationAnswer", "PermissionAnswer"]
 
@@ -98,25 +105,36 @@ class ClientAnswers:
         request = RequestPermissionRequest(options=options, session_id=session_id, tool_call=tool_call)
         self.permission_requests.append(request)
         self.requests.append(("session/request_permission", request.model_dump(by_alias=True, exclude_none=True)))
-        cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
-        choice = asyncio.ensure_future(self._choose(request))
-        waiter = asyncio.ensure_future(cancelled.wait())
         try:
-            await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:  # also when the agent cancels the request ($/cancel_request): answered -32800
-            waiter.cancel()
-            unanswered = not choice.done()
-            if unanswered:
-                choice.cancel()
-        if unanswered:
+            answer = await self._unless_cancelled(session_id, self._choose(request))
+        except _Cancelled:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        answer = choice.result()
         if answer == "cancel_turn":
             await self.cancel(session_id)
         if answer in ("cancelled", "cancel_turn"):
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         option_id = next((o.option_id for o in options if answer in (o.option_id, o.kind)), answer)
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
+
+    async def _unless_cancelled(self, session_id: str, answer: Awaitable[_A]) -> _A:
+        """The answer, unless a `session/cancel` for the session comes first (`_Cancelled`).
+
+        Also when the agent cancels the request itself (`$/cancel_request`, answered -32800): the
+        answer is then cancelled with this call.
+        """
+        cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
+        choice = asyncio.ensure_future(answer)
+        waiter = asyncio.ensure_future(cancelled.wait())
+        try:
+            await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            unanswered = not choice.done()
+            if unanswered:
+                choice.cancel()
+        if unanswered:
+            raise _Cancelled
+        return choice.result()
 
     async def _choose(self, request: RequestPermissionRequest) -> str:
         answers = self.permission_answers
@@ -138,19 +156,10 @@ class ClientAnswers:
         self.elicitations.append(params)
         self.requests.append(("elicitation/create", params))
         session_id = str(params.get("sessionId", ""))
-        cancelled = self._cancel_events.setdefault(session_id, asyncio.Event())
-        choice = asyncio.ensure_future(self._elicitation_choice(params))
-        waiter = asyncio.ensure_future(cancelled.wait())
         try:
-            await asyncio.wait({choice, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:  # also when the agent cancels the request ($/cancel_request): answered -32800
-            waiter.cancel()
-            unanswered = not choice.done()
-            if unanswered:
-                choice.cancel()
-        if unanswered:
+            answer = await self._unless_cancelled(session_id, self._elicitation_choice(params))
+        except _Cancelled:
             return CancelElicitationResponse(action="cancel")
-        answer = choice.result()
         if answer == "cancel_turn":
             await self.cancel(session_id)
             return CancelElicitationResponse(action="cancel")
