@@ -2,11 +2,11 @@
 
     uv run python bench/fallback_watch_bench.py [--tokens 2000] [--runs 5]
 
-The runner adds a `FallbackWatcher` to each turn's callbacks so a model that takes over from a
-failed one is told to the user. LangChain then calls it for every model event, tokens included.
-This serves the same `create_agent` graph streaming N tokens to an in-process client twice, with
-the watcher and with a watcher that ignores model events (LangChain then skips it), and prints the
-best time per token of each.
+The runner's `AcpCallbackHandler` watches model calls (`fallback_notices=True`) so a model that
+takes over from a failed one is told to the user. LangChain then calls it for every model event,
+tokens included. This serves the same `create_agent` graph streaming N tokens to an in-process
+client twice, with the handler as served and with one that does not watch (LangChain then skips
+it for model events), and prints the best time per token of each.
 """
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ from acpkit_core.testing import AcpTestClient  # noqa: E402
 from fake_model import FakeChatModel, Reply  # noqa: E402
 from langchain.agents import create_agent  # noqa: E402
 from langchain_acp import create_acp_agent  # noqa: E402
-from langchain_acp._fallback import FallbackWatcher  # noqa: E402
+from langchain_acp._callbacks import AcpCallbackHandler  # noqa: E402
 
 
-class _Deaf(FallbackWatcher):
-    @property
-    def ignore_llm(self) -> bool:
-        return True
+class _Deaf(AcpCallbackHandler):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**{**kwargs, "fallback_notices": False})
 
 
 async def per_token(tokens: int, runs: int) -> float:
@@ -50,18 +49,18 @@ async def per_token(tokens: int, runs: int) -> float:
 
 
 async def main(tokens: int, runs: int) -> None:
-    original: Any = getattr(runner_module, "FallbackWatcher")  # noqa: B009
+    original: Any = getattr(runner_module, "AcpCallbackHandler")  # noqa: B009
     watching = deaf = float("inf")
     for _ in range(2):  # alternated, so neither gains from running second
         watching = min(watching, await per_token(tokens, runs))
-        setattr(runner_module, "FallbackWatcher", _Deaf)  # noqa: B010
+        setattr(runner_module, "AcpCallbackHandler", _Deaf)  # noqa: B010
         try:
             deaf = min(deaf, await per_token(tokens, runs))
         finally:
-            setattr(runner_module, "FallbackWatcher", original)  # noqa: B010
+            setattr(runner_module, "AcpCallbackHandler", original)  # noqa: B010
     print(f"per token, {tokens} tokens, best of {runs} (in-process client):")
-    print(f"  watcher ignoring model events: {deaf * 1e6:7.1f} µs")
-    print(f"  watcher (as served):           {watching * 1e6:7.1f} µs  ({watching / deaf:.2f}x)")
+    print(f"  not watching model calls: {deaf * 1e6:7.1f} µs")
+    print(f"  watching (as served):     {watching * 1e6:7.1f} µs  ({watching / deaf:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from acp.schema import AgentMessageChunk, Annotations, ImageContentBlock, TextContentBlock, ToolCallProgress
+from acpkit_core.permissions import PermissionPolicy
 from langchain.agents import create_agent
-from langchain_acp import AcpCallbackHandler, to_acp_blocks
+from langchain_acp import AcpCallbackHandler, bind_connection, to_acp_blocks
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
@@ -175,3 +176,39 @@ async def test_handler_alone_closes_the_calls_a_failed_run_left_open(how: str) -
     closing = [u for u in r.updates if isinstance(u, ToolCallProgress) and u.tool_call_id == "p1" and u.status]
     assert closing[-1].raw_output == {"error": "The run stopped before this tool call finished."}
     assert [u for u in late if getattr(u, "tool_call_id", None)] == []
+
+
+@pytest.mark.parametrize("answer", ["allow_once", "reject_once"])
+async def test_the_handler_alone_gates_every_tool(answer: str) -> None:
+    """`callbacks=[handler]`, without `handlers()`: the handler itself passes each tool run through
+    the gate of `bind_connection` before the tool body runs (its policy asks about deletes)."""
+    ran: list[str] = []
+
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file (pretend)."""
+        ran.append(path)
+        return f"deleted {path}"
+
+    graph = create_agent(
+        FakeChatModel(script=[Reply(calls=[Call("delete_file", {"path": "old.txt"}, "d1")]), Reply(text="ok")]),
+        tools=[delete_file],
+    )
+
+    async def run(conn: Any, session_id: str, text: str) -> str:
+        async with bind_connection(conn, session_id, permission_policy=PermissionPolicy(ask=("delete_*",))):
+            await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": [AcpCallbackHandler()]})
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run), permission_answers=[answer]) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("delete old.txt", session_id=sid)
+    assert r.stop_reason == "end_turn"
+    assert [p.tool_call.tool_call_id for p in r.permission_requests] == ["d1"]
+    if answer == "allow_once":
+        assert ran == ["old.txt"]
+        assert r.tool_calls["d1"].statuses[-2:] == ["in_progress", "completed"]
+    else:
+        assert ran == []
+        assert r.tool_calls["d1"].status == "failed" and "in_progress" not in r.tool_calls["d1"].statuses

@@ -13,6 +13,12 @@ decides how a streamed chunk's content becomes ACP content blocks (by default it
 When a run it reports to on its own connection fails (a tool raised, the run was cancelled),
 every tool call the run left open is closed `failed`: a parallel call whose sibling raised never
 stays `in_progress`.
+
+Every tool run passes the binding's permission gate before it is reported (`AcpToolGate`, in
+`langchain_acp._gate`), and `handlers()` adds the model gate and the twin for sync tools. Few
+handlers, on purpose: LangChain calls every handler of a run for every streamed token, even one
+that ignores model events (about 1.5 µs each), so this one handler carries the tool gate, the
+tool reports and the fallback notices, and the twin carries both halves for worker threads.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from acpkit_core.runner.tool_presenter import ToolPresenter, disk_reader
 from acpkit_core.runner.types import PermissionDecision
 from acpkit_core.runner.updates import MessageBlock, WireUpdate, update_from_json
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
@@ -49,6 +55,7 @@ from langgraph.errors import GraphBubbleUp
 
 from ._context import Binding, StaticClassifier, current_binding
 from ._events import message_parts
+from ._fallback import ModelFallbacks
 from ._gate import AcpModelGate, AcpToolGate
 from ._threads import ThreadToolTwin, running_loop
 from ._tools import finish_call
@@ -165,10 +172,11 @@ class _ConnectionGate(PermissionGate):
 
 
 class AcpCallbackHandler(AsyncCallbackHandler):
-    """Reports LangChain model tokens and tool runs as ACP session updates."""
+    """Reports LangChain model tokens and tool runs as ACP session updates, and gates every tool run."""
 
     run_inline = True
-    raise_error = False
+    raise_error = True
+    """Only the gate's refusal (or its failure) reaches the run; an update that could not be sent is logged."""
 
     def __init__(
         self,
@@ -182,6 +190,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         content_mapper: ContentBlockMapper | None = None,
         session_id_extractor: SessionIdExtractor | None = None,
         binding: Binding | None = None,
+        fallback_notices: bool = False,
     ) -> None:
         """Report to `conn` for `session_id`, or to the current ACP turn when no connection is given.
 
@@ -198,6 +207,8 @@ class AcpCallbackHandler(AsyncCallbackHandler):
                 run's config (for example `lambda config: config["configurable"].get("session_id")`),
                 so one handler serves every session of the connection.
             binding: Report to this binding (used by the runner).
+            fallback_notices: When a model call fails and another takes over (a fallback model,
+                a retry), tell the user before the new one answers (a `Model fallback` notice).
         """
         self._conn: SessionUpdater | None = None
         if conn is not None:
@@ -232,22 +243,24 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self._model_gate = AcpModelGate(
             lambda: self.binding, resolve=self._model_binding if self._conn is not None else None
         )
+        self._fallbacks = ModelFallbacks() if fallback_notices else None
         self._twin_registered = False
 
     def handlers(self) -> list[BaseCallbackHandler]:
-        """The gates, this handler, and its twin for tools LangChain runs synchronously in worker threads.
+        """The model gate, this handler, and its twin for tools LangChain runs synchronously in worker threads.
 
-        The tool gate (`AcpToolGate`, in `langchain_acp._gate`) refuses, before the tool body
-        runs, a call the session's policy or mode does not allow or the user rejected. The model
-        gate (`AcpModelGate`) stops the run at its next model call once the turn is cancelled.
+        This handler passes each tool run through the tool gate (`AcpToolGate`, in
+        `langchain_acp._gate`), which refuses, before the tool body runs, a call the session's
+        policy or mode does not allow or the user rejected. The model gate (`AcpModelGate`) stops
+        the run at its next model call once the turn is cancelled.
 
         A sync `@tool` runs `invoke` in a thread, where LangChain would run each of this handler's
-        coroutines in a new event loop of its own (about a millisecond per event). Pass
-        `callbacks=handler.handlers()` and the twin forwards those events to the handler's loop
-        instead. `callbacks=[handler]` alone still works, only slower with sync tools.
+        coroutines in a new event loop of its own (about a millisecond per event), and would not
+        stop the tool on a refusal. Pass `callbacks=handler.handlers()` and the twin takes those
+        events to the handler's loop instead, and raises a refusal in the tool's thread.
         """
         self._twin_registered = True
-        return [self._model_gate, self._gate, self._gate.thread_twin(), self, self._thread_events]
+        return [self._model_gate, self, self._thread_events]
 
     @property
     def ignore_agent(self) -> bool:
@@ -266,8 +279,21 @@ class AcpCallbackHandler(AsyncCallbackHandler):
 
     @property
     def ignore_llm(self) -> bool:
-        """Skip model events entirely when not streaming tokens (LangChain then never calls us per token)."""
-        return not self.stream_tokens
+        """Skip model events entirely when neither streaming tokens nor watching fallbacks (LangChain
+        then never calls us per token)."""
+        return not self.stream_tokens and self._fallbacks is None
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Chain events matter only with a connection of our own (to close what a failed run left open)."""
+        return self._conn is None and not self._owns_binding
+
+    async def _report(self, event: str, binding: Binding, work: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """Send updates on the binding's loop; one that cannot be sent is logged and the run goes on."""
+        try:
+            await binding.run(work)
+        except Exception as error:
+            logger.warning("langchain-acp: %s could not be reported: %r", event, error)
 
     @property
     def binding(self) -> Binding | None:
@@ -390,7 +416,9 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             return
         binding = root_binding
         if binding.tools.open_ids():
-            await binding.run(lambda: binding.tools.close_open(LEFT_OPEN_TEXT))
+            await self._report(
+                "closing the tool calls left open", binding, lambda: binding.tools.close_open(LEFT_OPEN_TEXT)
+            )
 
     async def on_chat_model_start(
         self,
@@ -403,8 +431,20 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Extractor mode: find the model run's session."""
+        """Extractor mode: find the model run's session; after a failed call, the fallback notice."""
         self._resolve(run_id, parent_run_id, metadata)
+        await self._model_started(run_id, serialized, metadata)
+
+    async def _model_started(self, run_id: UUID, serialized: Mapping[str, Any] | None, metadata: Any) -> None:
+        if self._fallbacks is None:
+            return
+        binding = self._binding_for(run_id)
+        if binding is None:
+            return
+        try:
+            await self._fallbacks.started(binding, run_id, serialized, metadata)
+        except Exception as error:
+            logger.warning("langchain-acp: a model fallback could not be reported: %r", error)
 
     async def on_llm_start(
         self,
@@ -417,8 +457,9 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Extractor mode: find the model run's session."""
+        """Extractor mode: find the model run's session; after a failed call, the fallback notice."""
         self._resolve(run_id, parent_run_id, metadata)
+        await self._model_started(run_id, serialized, metadata)
 
     async def on_llm_end(
         self,
@@ -430,6 +471,8 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Forget the model run."""
+        if self._fallbacks is not None:
+            self._fallbacks.ended(run_id)
         self._message_runs.discard(run_id)
         self._run_bindings.pop(run_id, None)
 
@@ -442,7 +485,11 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Forget the model run."""
+        """Forget the model run; with fallback notices, remember that it failed and why."""
+        if self._fallbacks is not None:
+            binding = self._binding_for(run_id)
+            if binding is not None:
+                self._fallbacks.failed(binding, run_id, error)
         self._message_runs.discard(run_id)
         self._run_bindings.pop(run_id, None)
 
@@ -464,7 +511,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             self._message_runs.add(run_id)
             binding.emit.new_message()
         message = chunk.message if isinstance(chunk, ChatGenerationChunk) else None
-        if isinstance(message, AIMessage | AIMessageChunk):
+        if isinstance(message, AIMessage):  # an `AIMessageChunk` is one too
             text, reasoning = message_parts(message)
             content: str | list[str | dict[str, Any]] = message.content
         else:
@@ -483,7 +530,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             for block in blocks:
                 await _send_block(binding, block)
 
-        await binding.run(send)
+        await self._report("a model token", binding, send)
 
     async def on_tool_start(
         self,
@@ -497,15 +544,26 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """A tool starts: `tool_call` (if new) then `in_progress`."""
+        """A tool starts: the gate decides it (raising `ToolCallRefused` when it may not run), then
+        `tool_call` (if new) and `in_progress`."""
         binding = self._event_binding(run_id, parent_run_id, metadata)
         if binding is None:
             return
+        await self._gate.on_tool_start(
+            serialized,
+            input_str,
+            run_id=run_id,
+            parent_run_id=parent_run_id,
+            tags=tags,
+            metadata=metadata,
+            inputs=inputs,
+            **kwargs,
+        )
         name = str(kwargs.get("name") or serialized.get("name") or "tool")
         tool_call_id = str(kwargs.get("tool_call_id") or run_id)
         self._tool_ids[run_id] = (tool_call_id, name)
         args = inputs if inputs is not None else input_str
-        await binding.run(lambda: binding.tools.start(tool_call_id, name, args))
+        await self._report("a tool's start", binding, lambda: binding.tools.start(tool_call_id, name, args))
 
     async def on_tool_end(
         self,
@@ -522,7 +580,9 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         found = self._tool_ids.pop(run_id, None)
         if binding is None or found is None:
             return
-        await binding.run(lambda: finish_call(binding.tools, found[0], output, name=found[1]))
+        await self._report(
+            "a tool's result", binding, lambda: finish_call(binding.tools, found[0], output, name=found[1])
+        )
 
     async def on_tool_error(
         self,
@@ -540,7 +600,9 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         if binding is None or found is None or isinstance(error, GraphBubbleUp):
             # An interrupt inside the tool (a subagent's approval) pauses it; it runs again on resume.
             return
-        await binding.run(lambda: binding.tools.fail(found[0], f"Error: {error}", name=found[1]))
+        await self._report(
+            "a tool's error", binding, lambda: binding.tools.fail(found[0], f"Error: {error}", name=found[1])
+        )
 
 
 async def _send_block(binding: Binding, block: MessageBlock) -> None:
@@ -561,10 +623,12 @@ class ThreadToolEvents(ThreadToolTwin):
     It takes the tool events LangChain raises in worker threads (sync tools), runs the handler's
     own coroutine for each on the handler's event loop and waits for it there, so the update is
     sent, in order, before the tool body runs. Events raised where an event loop is running are
-    left to the handler itself. Get it with `AcpCallbackHandler.handlers()`.
+    left to the handler itself. Get it with `AcpCallbackHandler.handlers()`; the gate decides
+    in the same coroutine, and its refusal is raised in the tool's thread.
     """
 
-    raise_error = False
+    raise_error = True
+    """The gate's refusal stops the tool; an update that could not be sent is only logged."""
 
     def __init__(self, owner: AcpCallbackHandler) -> None:
         """Forward to `owner`."""
@@ -584,9 +648,15 @@ class ThreadToolEvents(ThreadToolTwin):
     def on_tool_start(
         self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kwargs: Any
     ) -> Coroutine[Any, Any, None] | None:
-        """Forward `on_tool_start` (the run's session is found here, where its config is visible)."""
-        self._owner._event_binding(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))  # pyright: ignore[reportPrivateUsage]
-        return self._forward(self._owner.on_tool_start(serialized, input_str, run_id=run_id, **kwargs))
+        """Forward `on_tool_start` and wait for the gate's decision, however long the user takes
+        (the run's session is found here, where its config is visible)."""
+        binding = self._owner._event_binding(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))  # pyright: ignore[reportPrivateUsage]
+        loop = binding.loop if binding is not None else None
+        coro = self._owner.on_tool_start(serialized, input_str, run_id=run_id, **kwargs)
+        if loop is None or loop.is_closed() or not loop.is_running():
+            return coro  # nowhere to forward: LangChain runs it in a loop of its own
+        asyncio.run_coroutine_threadsafe(coro, loop).result()
+        return None
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> Coroutine[Any, Any, None] | None:
         """Forward `on_tool_end`."""

@@ -174,7 +174,7 @@ class StreamMapper:
                 if not namespace:
                     if self._compaction is None:
                         self._compaction = await self.emit.compaction(status="in_progress")
-                    if isinstance(message, AIMessageChunk | AIMessage):  # another call is another attempt
+                    if isinstance(message, AIMessage):  # another call is another attempt
                         restart = self._summary_call not in (None, message.id)
                         self._summary_call = message.id
                         await self.emit.compaction_summary(self._compaction, message_parts(message)[0], restart=restart)
@@ -193,7 +193,7 @@ class StreamMapper:
             if message.tool_call_id and self.tools.known(message.tool_call_id):
                 await finish_call(self.tools, message.tool_call_id, message)
             return
-        if not isinstance(message, AIMessage | AIMessageChunk):
+        if not isinstance(message, AIMessage):  # an `AIMessageChunk` is one too
             return
         sub = bool(namespace)
         mid = message.id or ""

@@ -2,11 +2,12 @@
 
 LangChain's own fallback mechanisms (`ModelFallbackMiddleware` in a `create_agent` graph, a chat
 model's `with_fallbacks([...])`, a retry middleware) all end one model call with an error and
-start another. [`FallbackWatcher`][langchain_acp._fallback.FallbackWatcher] sees both in the
-turn's callbacks and, when a model call starts after one failed, sends core's fallback notice
-(`acpkit_core.runner.notices.notice_model_fallback`) naming the model that failed, why, and the one tried
-next, before that one answers. A call that fails with nothing after it is the turn's error, not a
-fallback: no notice.
+start another. [`ModelFallbacks`][langchain_acp._fallback.ModelFallbacks] follows both through the
+callbacks of an [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler] made with
+`fallback_notices=True` (the runner's) and, when a model call starts after one failed, sends
+core's fallback notice (`acpkit_core.runner.notices.notice_model_fallback`) naming the model that
+failed, why, and the one tried next, before that one answers. A call that fails with nothing after
+it is the turn's error, not a fallback: no notice.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from typing import Any, cast
 from uuid import UUID
 
 from acpkit_core.runner.notices import notice_model_fallback
-from langchain_core.callbacks import AsyncCallbackHandler
 
 from ._context import Binding
-from ._threads import ModelEventsOnly
 
-__all__ = ["FallbackWatcher", "model_name"]
+__all__ = ["ModelFallbacks", "model_name"]
 
 
 def model_name(serialized: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None) -> str:
@@ -36,51 +35,38 @@ def model_name(serialized: Mapping[str, Any] | None, metadata: Mapping[str, Any]
     return str(found) if found else "the model"
 
 
-class FallbackWatcher(ModelEventsOnly, AsyncCallbackHandler):
-    """Watches one turn's model calls and sends the fallback notice when one takes over from a failed one."""
+class ModelFallbacks:
+    """The model calls of each binding's runs: which failed since the last one started, and by what."""
 
-    run_inline = True
-    raise_error = False
-
-    def __init__(self, binding: Binding) -> None:
-        self._binding = binding
+    def __init__(self) -> None:
         self._names: dict[UUID, str] = {}
-        self._failed: list[tuple[str, str | None]] = []
+        self._failed: dict[int, list[tuple[str, str | None]]] = {}
 
-    async def _started(self, run_id: UUID, serialized: Mapping[str, Any] | None, metadata: Any) -> None:
+    async def started(
+        self, binding: Binding, run_id: UUID, serialized: Mapping[str, Any] | None, metadata: Any
+    ) -> None:
+        """A model call starts: after a failed one (of the same binding), tell the user this one takes over."""
         name = model_name(serialized, cast(Mapping[str, Any], metadata) if isinstance(metadata, Mapping) else None)
         self._names[run_id] = name
-        if not self._failed:
+        failed = self._failed.pop(id(binding), None)
+        if not failed:
             return
-        failed, self._failed = self._failed, []
 
         async def send() -> None:
-            await notice_model_fallback(self._binding.emit, failed, now=name)
+            await notice_model_fallback(binding.emit, failed, now=name)
 
-        await self._binding.run(send)
+        await binding.run(send)
 
-    async def on_chat_model_start(
-        self, serialized: dict[str, Any], messages: Any, *, run_id: UUID, metadata: Any = None, **kwargs: Any
-    ) -> None:
-        """A model call starts: after a failed one, tell the user this one takes over."""
-        await self._started(run_id, serialized, metadata)
-
-    async def on_llm_start(
-        self, serialized: dict[str, Any], prompts: Any, *, run_id: UUID, metadata: Any = None, **kwargs: Any
-    ) -> None:
-        """A (completion) model call starts: as for a chat model."""
-        await self._started(run_id, serialized, metadata)
-
-    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+    def failed(self, binding: Binding, run_id: UUID, error: BaseException) -> None:
         """A model call failed: remember which and why (told if another call follows)."""
         detail = str(error).strip().splitlines()
-        self._failed.append(
+        self._failed.setdefault(id(binding), []).append(
             (
                 self._names.pop(run_id, "the model"),
                 f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__,
             )
         )
 
-    async def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+    def ended(self, run_id: UUID) -> None:
         """A model call answered."""
         self._names.pop(run_id, None)

@@ -7,11 +7,12 @@ through the turn); this module only hooks LangChain's tool execution to them, in
   around every `ToolNode` it contains (`create_agent`, a hand-written `StateGraph` with a
   `ToolNode`, DeepAgents' main agent). A refused call gets an error `ToolMessage` and never runs;
   an approved call runs with the arguments the edit hook returns, if any.
-- [`AcpToolGate`][langchain_acp._gate.AcpToolGate]: a callback handler that sees every tool run
-  of the turn, including tools no `ToolNode` of the graph holds (a DeepAgents subagent's, a tool
-  called from a custom node). A call the gate has not already let through is decided there; a
-  refusal raises [`ToolCallRefused`][langchain_acp._gate.ToolCallRefused] before the tool body
-  runs (a `ToolNode` turns it into an error `ToolMessage`).
+- [`AcpToolGate`][langchain_acp._gate.AcpToolGate]: the tool start callback of every tool run
+  of the turn (the runner's `AcpCallbackHandler` calls it first for each tool, and its twin for
+  sync tools in worker threads), including tools no `ToolNode` of the graph holds (a DeepAgents
+  subagent's, a tool called from a custom node). A call the gate has not already let through is
+  decided there; a refusal raises [`ToolCallRefused`][langchain_acp._gate.ToolCallRefused] before
+  the tool body runs (a `ToolNode` turns it into an error `ToolMessage`).
 
 A call is asked about once: the gate keeps the answer per tool call id, so the ACP middleware, a
 human-in-the-loop interrupt, the tool node and the callback never ask twice.
@@ -45,14 +46,13 @@ from langgraph.types import Command
 
 from ._context import Binding, current_binding
 from ._history import NOT_RUN_TEXT
-from ._threads import ModelEventsOnly, ThreadToolTwin, ToolEventsOnly, running_loop
+from ._threads import ModelEventsOnly, ToolEventsOnly, running_loop
 
 __all__ = [
     "AcpModelGate",
     "AcpToolGate",
     "RequestLimitReached",
     "RunResolver",
-    "ThreadToolGate",
     "ToolCallRefused",
     "authorize",
     "gated_graph",
@@ -151,8 +151,10 @@ def gated_graph(graph: Pregel[Any, Any, Any, Any], edit: EditHook | None = None)
 class AcpToolGate(ToolEventsOnly, AsyncCallbackHandler):
     """Refuses, before the tool body runs, every tool run of the turn the gate does not allow.
 
-    Added by the runner (and by `AcpCallbackHandler.handlers()` for hand-built servers) to the
-    run's callbacks, so it reaches tools in subgraphs and custom nodes too.
+    [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler] runs its `on_tool_start` before
+    reporting each tool run (the runner's handler, and a hand-built server's), so it reaches tools
+    in subgraphs and custom nodes too; on its own in a run's callbacks it gates the tools run
+    where an event loop is running.
     """
 
     run_inline = True
@@ -181,12 +183,8 @@ class AcpToolGate(ToolEventsOnly, AsyncCallbackHandler):
 
     @property
     def ignore_agent(self) -> bool:
-        """Tool events raised in a worker thread (sync tools) are left to the thread twin."""
+        """Tool events raised in a worker thread (sync tools) are left to `AcpCallbackHandler`'s twin."""
         return running_loop() is None
-
-    def thread_twin(self) -> ThreadToolGate:
-        """The twin that gates sync tools in worker threads, on the binding's event loop."""
-        return ThreadToolGate(self)
 
     async def on_tool_start(
         self,
@@ -219,31 +217,6 @@ class AcpToolGate(ToolEventsOnly, AsyncCallbackHandler):
         await binding.run(decide)
         if refused:
             raise ToolCallRefused(refused[0])
-
-
-class ThreadToolGate(ThreadToolTwin):
-    """The synchronous twin of [`AcpToolGate`][langchain_acp._gate.AcpToolGate] for sync tools in worker threads.
-
-    It runs the gate on the binding's event loop and blocks the thread until the gate decided
-    (a question may take as long as the user does), then raises its refusal in the thread.
-    """
-
-    raise_error = True
-
-    def __init__(self, owner: AcpToolGate) -> None:
-        """Forward to `owner`."""
-        self._owner = owner
-
-    def on_tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kwargs: Any) -> Any:
-        """Run the gate on the binding's loop and wait for its decision."""
-        # Found here, in the tool's thread, where the run's config is visible; the loop's task cannot see it.
-        binding = self._owner.binding_for(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))
-        loop = binding.loop if binding is not None else None
-        coro = self._owner.on_tool_start(serialized, input_str, run_id=run_id, **kwargs)
-        if loop is None or loop.is_closed() or not loop.is_running():
-            return coro  # nowhere to forward: LangChain runs it in a loop of its own
-        asyncio.run_coroutine_threadsafe(coro, loop).result()
-        return None
 
 
 _CHECKED_RUNS = 256

@@ -54,7 +54,6 @@ from ._checkpoint import EmbeddedCheckpointer, has_checkpointer, with_checkpoint
 from ._context import Binding, current_binding
 from ._endpoints import endpoint_support
 from ._events import StreamMapper
-from ._fallback import FallbackWatcher
 from ._gate import RequestLimitReached, gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._mcp import MCP_SERVER_METADATA, McpTools
@@ -398,13 +397,12 @@ class LangGraphRunner:
             mcp_tools=tuple(connections.tools) if connections else (),
             session_id=session.id,
         )
-        handler = AcpCallbackHandler(binding=binding, stream_tokens=False)
+        handler = AcpCallbackHandler(binding=binding, stream_tokens=False, fallback_notices=True)
         config: RunnableConfig = {
             **(self.config or {}),
             "configurable": {**(self.config or {}).get("configurable", {}), "thread_id": state.thread_id},
             "callbacks": [
                 *handler.handlers(),
-                FallbackWatcher(binding),
                 *cast(list[Any], (self.config or {}).get("callbacks") or []),
             ],
             # Copied into each checkpoint the turn writes: a rewind finds where the prompt started.
