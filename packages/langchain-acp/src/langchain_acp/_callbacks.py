@@ -15,15 +15,15 @@ every tool call the run left open is closed `failed`: a parallel call whose sibl
 stays `in_progress`.
 
 Every tool run passes the binding's permission gate before it is reported (`AcpToolGate`, in
-`langchain_acp._gate`), and `handlers()` adds the model gate and the twin for sync tools. Few
-handlers, on purpose: LangChain calls every handler of a run for every streamed token, even one
-that ignores model events (about 1.5 µs each), so this one handler carries the tool gate, the
-tool reports and the fallback notices, and the twin carries both halves for worker threads.
+`langchain_acp._gate`). `handlers()` gives two handlers: this one, and its synchronous half
+(`langchain_acp._sync_handler.SyncHandler`: the model gate, and the tool events of sync tools run
+in worker threads). Two, on purpose: LangChain calls every handler of a run for every streamed
+token, even one that ignores model events (about 1.5 µs each), so this one carries the tool gate,
+the tool reports and the fallback notices.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
@@ -57,7 +57,8 @@ from ._context import Binding, StaticClassifier, current_binding
 from ._events import message_parts
 from ._fallback import ModelFallbacks
 from ._gate import AcpModelGate, AcpToolGate
-from ._threads import ThreadToolTwin, running_loop
+from ._sync_handler import SyncHandler
+from ._threads import running_loop
 from ._tools import finish_call
 
 __all__ = [
@@ -66,13 +67,9 @@ __all__ = [
     "ContentBlockMapper",
     "SessionIdExtractor",
     "SessionUpdater",
-    "ThreadToolEvents",
 ]
 
 logger = logging.getLogger("langchain_acp")
-
-_FORWARD_TIMEOUT_S = 30.0
-"""How long a worker thread waits for its tool event to be reported before going on."""
 
 _T = TypeVar("_T")
 
@@ -238,16 +235,15 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         self._last: Binding | None = None
         self._tool_ids: dict[UUID, tuple[str, str]] = {}
         self._message_runs: set[UUID] = set()
-        self._thread_events = ThreadToolEvents(self)
         self._gate = AcpToolGate(lambda: self.binding, resolve=self._event_binding)
-        self._model_gate = AcpModelGate(
-            lambda: self.binding, resolve=self._model_binding if self._conn is not None else None
+        self._sync = SyncHandler(
+            self, AcpModelGate(lambda: self.binding, resolve=self._model_binding if self._conn is not None else None)
         )
         self._fallbacks = ModelFallbacks() if fallback_notices else None
         self._twin_registered = False
 
     def handlers(self) -> list[BaseCallbackHandler]:
-        """The model gate, this handler, and its twin for tools LangChain runs synchronously in worker threads.
+        """Its synchronous half (the model gate, and a twin for tools run in worker threads), and this handler.
 
         This handler passes each tool run through the tool gate (`AcpToolGate`, in
         `langchain_acp._gate`), which refuses, before the tool body runs, a call the session's
@@ -260,7 +256,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         events to the handler's loop instead, and raises a refusal in the tool's thread.
         """
         self._twin_registered = True
-        return [self._model_gate, self, self._thread_events]
+        return [self._sync, self]
 
     @property
     def ignore_agent(self) -> bool:
@@ -615,53 +611,3 @@ async def _send_block(binding: Binding, block: MessageBlock) -> None:
         await binding.send(AgentMessageChunk(session_update="agent_message_chunk", content=block))
     else:
         logger.warning("langchain-acp: a %s block could not be sent (the emitter takes text only)", block.type)
-
-
-class ThreadToolEvents(ThreadToolTwin):
-    """The synchronous twin of an [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler].
-
-    It takes the tool events LangChain raises in worker threads (sync tools), runs the handler's
-    own coroutine for each on the handler's event loop and waits for it there, so the update is
-    sent, in order, before the tool body runs. Events raised where an event loop is running are
-    left to the handler itself. Get it with `AcpCallbackHandler.handlers()`; the gate decides
-    in the same coroutine, and its refusal is raised in the tool's thread.
-    """
-
-    raise_error = True
-    """The gate's refusal stops the tool; an update that could not be sent is only logged."""
-
-    def __init__(self, owner: AcpCallbackHandler) -> None:
-        """Forward to `owner`."""
-        self._owner = owner
-
-    def _forward(self, coro: Coroutine[Any, Any, None]) -> Coroutine[Any, Any, None] | None:
-        binding = self._owner.binding
-        loop = binding.loop if binding is not None else None
-        if loop is None or loop.is_closed() or not loop.is_running():
-            return coro  # nowhere to forward: LangChain runs it as it would have
-        try:
-            asyncio.run_coroutine_threadsafe(coro, loop).result(timeout=_FORWARD_TIMEOUT_S)
-        except Exception as error:  # an update that cannot be sent must not fail the tool
-            logger.warning("langchain-acp: a tool event could not be reported: %r", error)
-        return None
-
-    def on_tool_start(
-        self, serialized: dict[str, Any], input_str: str, *, run_id: UUID, **kwargs: Any
-    ) -> Coroutine[Any, Any, None] | None:
-        """Forward `on_tool_start` and wait for the gate's decision, however long the user takes
-        (the run's session is found here, where its config is visible)."""
-        binding = self._owner._event_binding(run_id, kwargs.get("parent_run_id"), kwargs.get("metadata"))  # pyright: ignore[reportPrivateUsage]
-        loop = binding.loop if binding is not None else None
-        coro = self._owner.on_tool_start(serialized, input_str, run_id=run_id, **kwargs)
-        if loop is None or loop.is_closed() or not loop.is_running():
-            return coro  # nowhere to forward: LangChain runs it in a loop of its own
-        asyncio.run_coroutine_threadsafe(coro, loop).result()
-        return None
-
-    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> Coroutine[Any, Any, None] | None:
-        """Forward `on_tool_end`."""
-        return self._forward(self._owner.on_tool_end(output, run_id=run_id, **kwargs))
-
-    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Coroutine[Any, Any, None] | None:
-        """Forward `on_tool_error`."""
-        return self._forward(self._owner.on_tool_error(error, run_id=run_id, **kwargs))
