@@ -22,7 +22,7 @@ for some figures). The header prints the load average: wall times move with othe
 4. and 5. One replica, `--attack-sessions` WebSocket sessions streaming at once: time to first
    update and RSS per idle session, quiet and then under attack (2,000 half-open sockets, 10 clients
    that never read), with the peak RSS against the documented worst case (`bench/_attack.py`).
-6. Reconnect: a proxy (`bench/_cutproxy.py`) cuts the client's TCP connection mid-turn (the server runs
+6. Reconnect: a proxy (the tests' `tests/remote/cutproxy.py`) cuts the client's TCP connection mid-turn (the server runs
    on); the reconnecting client (`ResumingTransport`) re-attaches with `session/resume` after the last
    update number it saw. Over WebSocket and Streamable HTTP, `--reconnect-runs` runs each: p50 and
    max of the time from the cut to the first missed update replayed, and the runs whose transcript
@@ -51,10 +51,12 @@ from urllib.parse import urlparse
 
 import httpx
 import websockets
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "remote"))  # the tests' cutting proxy
 from _attack import attack_figures
-from _cutproxy import CutProxy, cut_proxy
 from _ws_raw import RawWebSocket
 from acpkit_core.remote import ResumingTransport
+from cutproxy import CutProxy, cut_proxy
 
 AGENT = Path(__file__).parent / "_remote_agent.py"
 _SERVING = re.compile(rb"on (ws://127\.0\.0\.1:\d+/acp)")
