@@ -212,3 +212,52 @@ async def test_the_handler_alone_gates_every_tool(answer: str) -> None:
     else:
         assert ran == []
         assert r.tool_calls["d1"].status == "failed" and "in_progress" not in r.tool_calls["d1"].statuses
+
+
+async def test_a_content_mapper_that_raises_drops_its_chunk_not_the_run(caplog: pytest.LogCaptureFixture) -> None:
+    """The user's `content_mapper` fails on the image chunk: that chunk is dropped and logged; the
+    text around it still streams and the run ends as usual."""
+    graph = create_agent(PictureModel(), tools=[])
+
+    def text_only(content: Any) -> list[Any]:
+        if isinstance(content, list) and any(b.get("type") == "image" for b in content if isinstance(b, dict)):
+            raise ValueError("no images here")
+        return list(to_acp_blocks(content))
+
+    async def run(conn: Any, session_id: str, text: str) -> str:
+        handler = AcpCallbackHandler(conn, session_id, content_mapper=text_only)
+        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": handler.handlers()})
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("show me", session_id=sid)
+    assert r.stop_reason == "end_turn"
+    assert [(u.content.type, u.content.text) for u in _chunks(r.updates)] == [
+        ("text", "Here it is:"),
+        ("text", " a dot."),
+    ]
+    assert "the content_mapper raised on a chunk: ValueError('no images here')" in caplog.text
+
+
+async def test_a_session_id_extractor_that_raises_leaves_the_run_unreported(caplog: pytest.LogCaptureFixture) -> None:
+    """The extractor fails: the run goes on and ends as usual, with nothing reported for it, and the
+    failure is logged."""
+    graph = create_agent(FakeChatModel(script=[Reply(text="hello there")]), tools=[])
+
+    def broken(config: RunnableConfig) -> str | None:
+        raise KeyError("session_id")
+
+    async def run(conn: Any, session_id: str, text: str) -> str:
+        handler = AcpCallbackHandler(conn, session_id_extractor=broken)
+        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": handler.handlers()})
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("hi", session_id=sid)
+    assert r.stop_reason == "end_turn"
+    assert _chunks(r.updates) == []
+    assert "the session_id_extractor raised: KeyError('session_id')" in caplog.text

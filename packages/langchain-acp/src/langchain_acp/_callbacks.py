@@ -320,12 +320,22 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         known = self._run_bindings.get(run_id)
         if known is not None or self.session_id_extractor is None:
             return known
-        config = cast(RunnableConfig, dict(var_child_runnable_config.get() or {}))
-        config["metadata"] = {**(config.get("metadata") or {}), **(metadata or {})}
-        session_id = self.session_id_extractor(config)
+        session_id = self._session_id_of(metadata)
         if session_id:
             return self._session_binding(session_id)
         return self._run_bindings.get(parent_run_id) if parent_run_id is not None else None
+
+    def _session_id_of(self, metadata: Mapping[str, Any] | None) -> str | None:
+        """The session id the extractor finds in the run's config (with the event's `metadata`);
+        an extractor that raises is logged and finds none (the run goes on, unreported)."""
+        assert self.session_id_extractor is not None
+        config = cast(RunnableConfig, dict(var_child_runnable_config.get() or {}))
+        config["metadata"] = {**(config.get("metadata") or {}), **(metadata or {})}
+        try:
+            return self.session_id_extractor(config)
+        except Exception as error:
+            logger.warning("langchain-acp: the session_id_extractor raised: %r", error)
+            return None
 
     def _session_binding(self, session_id: str) -> Binding:
         binding = self._sessions.get(session_id)
@@ -345,9 +355,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         """Extractor mode: find the run's session (its config, else its parent run's) and remember it."""
         if self._conn is None or self.session_id_extractor is None:
             return
-        config = cast(RunnableConfig, dict(var_child_runnable_config.get() or {}))
-        config["metadata"] = {**(config.get("metadata") or {}), **(metadata or {})}
-        session_id = self.session_id_extractor(config)
+        session_id = self._session_id_of(metadata)
         if session_id:
             binding: Binding | None = self._session_binding(session_id)
         else:
@@ -514,7 +522,11 @@ class AcpCallbackHandler(AsyncCallbackHandler):
             text, reasoning = (token if isinstance(token, str) else ""), ""
             content = token
         mapper = self.content_mapper
-        blocks = list(mapper(content)) if mapper is not None else None
+        try:
+            blocks = list(mapper(content)) if mapper is not None else None
+        except Exception as error:  # the user's mapper: its failure drops this chunk, not the run
+            logger.warning("langchain-acp: the content_mapper raised on a chunk: %r", error)
+            return
 
         async def send() -> None:
             if reasoning:
