@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
 from lc_helpers import Call, FakeChatModel, Reply
 from lc_sdk_pipe import HandBuilt, connect_sdk_agent
 
@@ -261,3 +262,56 @@ async def test_a_session_id_extractor_that_raises_leaves_the_run_unreported(capl
     assert r.stop_reason == "end_turn"
     assert _chunks(r.updates) == []
     assert "the session_id_extractor raised: KeyError('session_id')" in caplog.text
+
+
+class _Named(FakeChatModel):
+    model_name: str = "fake"
+
+
+@pytest.mark.parametrize("notices", [True, False])
+async def test_fallback_notices_in_a_hand_built_server(notices: bool) -> None:
+    """`AcpCallbackHandler(..., fallback_notices=True)`: a model that takes over from a failed one is
+    told before it answers. Off by default: no notice, the answer alone."""
+
+    def broken(messages: list[Any]) -> Reply:
+        raise ConnectionError("the provider hung up")
+
+    model = _Named(model_name="primary", script=[broken]).with_fallbacks(
+        [_Named(model_name="backup", script=[Reply(text="from the backup")])]
+    )
+
+    async def call(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("call", call)
+    builder.add_edge(START, "call")
+    builder.add_edge("call", END)
+    graph = builder.compile()
+
+    async def run(conn: Any, session_id: str, text: str) -> str:
+        handler = AcpCallbackHandler(conn, session_id, fallback_notices=notices)
+        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": handler.handlers()})
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("hi", session_id=sid)
+    assert r.stop_reason == "end_turn"
+    told = [u.field_meta for u in _chunks(r.updates) if u.field_meta]
+    if notices:
+        assert told == [
+            {
+                "acpkit": {
+                    "notice": {
+                        "severity": "warning",
+                        "title": "Model fallback",
+                        "description": "`primary` failed (ConnectionError: the provider hung up); trying `backup`.",
+                    }
+                }
+            }
+        ]
+    else:
+        assert told == []
+    assert r.text.endswith("from the backup")
