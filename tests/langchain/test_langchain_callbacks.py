@@ -315,3 +315,35 @@ async def test_fallback_notices_in_a_hand_built_server(notices: bool) -> None:
     else:
         assert told == []
     assert r.text.endswith("from the backup")
+
+
+async def test_a_sync_tool_refused_without_the_twin_is_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """`callbacks=[handler]` and a sync tool: LangChain runs the handler's coroutine in a loop of its
+    own in the tool's thread and only logs what it raises, so a refusal cannot stop the tool there.
+    The handler says so, naming the fix (`handlers()`, which gates sync tools: see
+    `test_langchain_handbuilt.py`)."""
+    ran: list[str] = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file (pretend; sync: LangChain runs it in a worker thread)."""
+        ran.append(path)
+        return f"deleted {path}"
+
+    graph = create_agent(
+        FakeChatModel(script=[Reply(calls=[Call("delete_file", {"path": "old.txt"}, "d1")]), Reply(text="ok")]),
+        tools=[delete_file],
+    )
+
+    async def run(conn: Any, session_id: str, text: str) -> str:
+        async with bind_connection(conn, session_id, permission_policy=PermissionPolicy(ask=("delete_*",))):
+            await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": [AcpCallbackHandler()]})
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run), permission_answers=["reject_once"]) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        r = await c.prompt("delete old.txt", session_id=sid)
+    assert [p.tool_call.tool_call_id for p in r.permission_requests] == ["d1"]
+    assert "a sync tool the gate refused runs anyway: pass callbacks=handler.handlers()" in caplog.text
+    assert ran == ["old.txt"]  # LangChain's limitation, which the warning names

@@ -56,7 +56,7 @@ from langgraph.errors import GraphBubbleUp
 from ._context import Binding, StaticClassifier, current_binding
 from ._events import message_parts
 from ._fallback import ModelFallbacks
-from ._gate import AcpModelGate, AcpToolGate
+from ._gate import AcpModelGate, AcpToolGate, ToolCallRefused
 from ._sync_handler import SyncHandler
 from ._threads import running_loop
 from ._tools import finish_call
@@ -557,16 +557,26 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         binding = self._event_binding(run_id, parent_run_id, metadata)
         if binding is None:
             return
-        await self._gate.on_tool_start(
-            serialized,
-            input_str,
-            run_id=run_id,
-            parent_run_id=parent_run_id,
-            tags=tags,
-            metadata=metadata,
-            inputs=inputs,
-            **kwargs,
-        )
+        try:
+            await self._gate.on_tool_start(
+                serialized,
+                input_str,
+                run_id=run_id,
+                parent_run_id=parent_run_id,
+                tags=tags,
+                metadata=metadata,
+                inputs=inputs,
+                **kwargs,
+            )
+        except ToolCallRefused:
+            if binding.loop is not None and binding.loop is not running_loop():
+                # A sync tool in a worker thread, without the twin: LangChain runs this coroutine in
+                # a loop of its own and only logs what it raises, so the tool runs anyway.
+                logger.warning(
+                    "langchain-acp: a sync tool the gate refused runs anyway: pass "
+                    "callbacks=handler.handlers() (not [handler]) so a refusal stops it"
+                )
+            raise
         name = str(kwargs.get("name") or serialized.get("name") or "tool")
         tool_call_id = str(kwargs.get("tool_call_id") or run_id)
         self._tool_ids[run_id] = (tool_call_id, name)
