@@ -179,18 +179,9 @@ async def test_handler_alone_closes_the_calls_a_failed_run_left_open(how: str) -
     assert [u for u in late if getattr(u, "tool_call_id", None)] == []
 
 
-@pytest.mark.parametrize("answer", ["allow_once", "reject_once"])
-async def test_the_handler_alone_gates_every_tool(answer: str) -> None:
-    """`callbacks=[handler]`, without `handlers()`: the handler itself passes each tool run through
-    the gate of `bind_connection` before the tool body runs (its policy asks about deletes)."""
-    ran: list[str] = []
-
-    @tool
-    async def delete_file(path: str) -> str:
-        """Delete a file (pretend)."""
-        ran.append(path)
-        return f"deleted {path}"
-
+async def _delete_with_the_handler_alone(delete_file: Any, answer: str) -> Any:
+    """A model that deletes `old.txt` with `delete_file`, under `bind_connection`'s policy (ask about
+    deletes) and `callbacks=[AcpCallbackHandler()]` (no `handlers()`); the client answers `answer`."""
     graph = create_agent(
         FakeChatModel(script=[Reply(calls=[Call("delete_file", {"path": "old.txt"}, "d1")]), Reply(text="ok")]),
         tools=[delete_file],
@@ -204,7 +195,22 @@ async def test_the_handler_alone_gates_every_tool(answer: str) -> None:
     async with connect_sdk_agent(HandBuilt(run), permission_answers=[answer]) as c:
         await c.initialize()
         sid = await c.new_session()
-        r = await c.prompt("delete old.txt", session_id=sid)
+        return await c.prompt("delete old.txt", session_id=sid)
+
+
+@pytest.mark.parametrize("answer", ["allow_once", "reject_once"])
+async def test_the_handler_alone_gates_every_tool(answer: str) -> None:
+    """`callbacks=[handler]`, without `handlers()`: the handler itself passes each tool run through
+    the gate of `bind_connection` before the tool body runs (its policy asks about deletes)."""
+    ran: list[str] = []
+
+    @tool
+    async def delete_file(path: str) -> str:
+        """Delete a file (pretend)."""
+        ran.append(path)
+        return f"deleted {path}"
+
+    r = await _delete_with_the_handler_alone(delete_file, answer)
     assert r.stop_reason == "end_turn"
     assert [p.tool_call.tool_call_id for p in r.permission_requests] == ["d1"]
     if answer == "allow_once":
@@ -330,20 +336,7 @@ async def test_a_sync_tool_refused_without_the_twin_is_named_in_a_warning(caplog
         ran.append(path)
         return f"deleted {path}"
 
-    graph = create_agent(
-        FakeChatModel(script=[Reply(calls=[Call("delete_file", {"path": "old.txt"}, "d1")]), Reply(text="ok")]),
-        tools=[delete_file],
-    )
-
-    async def run(conn: Any, session_id: str, text: str) -> str:
-        async with bind_connection(conn, session_id, permission_policy=PermissionPolicy(ask=("delete_*",))):
-            await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": [AcpCallbackHandler()]})
-        return "end_turn"
-
-    async with connect_sdk_agent(HandBuilt(run), permission_answers=["reject_once"]) as c:
-        await c.initialize()
-        sid = await c.new_session()
-        r = await c.prompt("delete old.txt", session_id=sid)
+    r = await _delete_with_the_handler_alone(delete_file, "reject_once")
     assert [p.tool_call.tool_call_id for p in r.permission_requests] == ["d1"]
     assert "a sync tool the gate refused runs anyway: pass callbacks=handler.handlers()" in caplog.text
     assert ran == ["old.txt"]  # LangChain's limitation, which the warning names

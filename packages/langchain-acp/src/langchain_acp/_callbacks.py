@@ -508,8 +508,10 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Model tokens -> `agent_message_chunk`; reasoning -> `agent_thought_chunk`."""
+        if not self.stream_tokens:  # here only to watch fallbacks: nothing to do per token
+            return
         binding = self._binding_for(run_id)
-        if binding is None or not self.stream_tokens:
+        if binding is None:
             return
         if run_id not in self._message_runs:
             self._message_runs.add(run_id)
