@@ -9,15 +9,17 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from acpkit_core.config import AgentOptions
 from acpkit_core.runner.protocols import Turn
 from acpkit_core.runner.types import StopReason
-from acpkit_core.runner.warmup import WarmUp, warm_up
+from acpkit_core.runner.warmup import WarmUp, last_activity, warm_up
 from acpkit_core.server import AcpAgent
+from acpkit_core.store import MemoryStore
+from acpkit_core.store.base import JsonDict, Session
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 
 
@@ -57,6 +59,45 @@ def test_first_stage_at_once_throwaway_once_quiet() -> None:
     assert not thread.is_alive()
     assert times["throwaway"] - opened >= 0.3
     assert times["throwaway"] - start >= 0.45
+
+
+def test_initialize_answered_starts_the_quiet_clock_again() -> None:
+    """A client opens its session right after `initialize`: the throwaway run does not start in between."""
+    schedule = WarmUp(quiet_seconds=0.3)
+    ran: list[float] = []
+
+    async def throwaway() -> None:
+        ran.append(time.monotonic())
+
+    thread = schedule.start("t", throwaway=throwaway)
+    time.sleep(0.15)
+    schedule.initialized()
+    answered = time.monotonic()
+    assert schedule.last_activity >= answered - 0.01
+    thread.join(5)
+    assert not thread.is_alive()
+    assert ran and ran[0] - answered >= 0.3
+
+
+async def test_an_opening_session_is_activity_from_its_arrival() -> None:
+    """The server signals a session opening when the request arrives, not only once the session is open:
+    a throwaway run does not start beside a `session/new` whose store is slow."""
+
+    class SlowStore(MemoryStore):
+        seen: float | None = None
+
+        async def create(
+            self, session: Session, *, server: JsonDict | None = None, transcript: Sequence[JsonDict] = ()
+        ) -> None:
+            SlowStore.seen = last_activity()  # what the warm-ups were last told, while the store works
+            await super().create(session, server=server, transcript=transcript)
+
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store=SlowStore()))) as c:
+        await c.initialize()
+        await asyncio.sleep(0.1)
+        sent = time.monotonic()
+        await c.new_session()
+    assert SlowStore.seen is not None and SlowStore.seen >= sent
 
 
 def test_a_turn_before_quiet_means_no_throwaway_run() -> None:

@@ -11,17 +11,19 @@ answer does not share the interpreter lock with it), while the client opens its 
    the user's (modules to import, schemas to build). Done at once.
 2. `throwaway`: a run of the framework's own (never the user's agent) through the code paths a turn
    takes, for what only a run warms. Done only once the process has been quiet for
-   [`QUIET_SECONDS`][acpkit_core.runner.warmup.QUIET_SECONDS] (no session opened, no turn started) and
-   no turn has started yet; a turn that starts while it runs cancels it at its next `await`.
+   [`QUIET_SECONDS`][acpkit_core.runner.warmup.QUIET_SECONDS] (no `initialize` answered, no session
+   opening or opened, no turn started) and no turn has started yet; a turn that starts while it runs
+   cancels it at its next `await`.
 
 All threads share one interpreter lock: work the warm-up does while a turn runs slows the turn down
 by as much. Hence the order, and the throwaway run left for a quiet moment: a client that sends
 its first prompt right after `session/new` finds the first stage done and pays what is left of a
 first run itself, rather than waiting for a whole throwaway run to finish beside it.
 
-The server signals [`session_opened`][acpkit_core.runner.warmup.session_opened] (`session/new`, `load`,
-`resume`, `fork`) and [`turn_started`][acpkit_core.runner.warmup.turn_started] (every `session/prompt`)
-itself, for every runner, and a turn waits for the first stages to be done
+The server signals [`session_opened`][acpkit_core.runner.warmup.session_opened] (when a `session/new`,
+`load`, `resume` or `fork` arrives, and again once the session is open) and
+[`turn_started`][acpkit_core.runner.warmup.turn_started] (every `session/prompt`) itself, for every
+runner, and a turn waits for the first stages to be done
 ([`first_stage_done`][acpkit_core.runner.warmup.first_stage_done]) rather than build the same things
 again beside them. Warming is best effort: whatever fails in it is swallowed (logged at
 debug level), and the first prompt is just slower.
@@ -44,6 +46,7 @@ __all__ = [
     "WarmUp",
     "first_stage_done",
     "initialized",
+    "last_activity",
     "session_opened",
     "turn_started",
     "warm_up",
@@ -114,13 +117,22 @@ class WarmUp:
                 thread.start()
             return thread
 
+    @property
+    def last_activity(self) -> float:
+        """When (`time.monotonic()`) the schedule was last told of activity: start, `initialize`, a session
+        opening or opened. The throwaway run waits for `quiet_seconds` past it."""
+        return self._last_activity
+
     def session_opened(self) -> None:
-        """A session was opened: a first prompt may follow at once, so the throwaway run waits a little longer."""
+        """A session is being opened or was: a first prompt may follow at once, so the throwaway run waits
+        a little longer."""
         self._last_activity = time.monotonic()
 
     def initialized(self) -> None:
         """A client's `initialize` was answered: the warm-ups start (they wait for it, so that they do
-        not slow the answer down: all threads share one interpreter lock)."""
+        not slow the answer down: all threads share one interpreter lock), and the quiet clock starts
+        again (a client opens a session next, usually at once)."""
+        self._last_activity = time.monotonic()
         self._go.set()
 
     def turn_started(self) -> None:
@@ -227,6 +239,12 @@ def initialized() -> None:
     after writing the answer; before it, or [`HOLD_SECONDS`][acpkit_core.runner.warmup.HOLD_SECONDS]
     without it, they wait)."""
     _process.initialized()
+
+
+def last_activity() -> float:
+    """When (`time.monotonic()`) the process's warm-ups were last told of activity (see
+    [`WarmUp.last_activity`][acpkit_core.runner.warmup.WarmUp.last_activity])."""
+    return _process.last_activity
 
 
 def turn_started() -> None:

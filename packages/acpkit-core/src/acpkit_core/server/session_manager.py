@@ -192,7 +192,12 @@ class SessionManager:
         return [live for live in self._live.values() if live.turn is not None]
 
     def _check_room(self, session_id: str | None = None) -> None:
-        """Refuse to open one more session past `max_open_sessions` (-32600, saying how to go on)."""
+        """A session is being opened: refuse one more past `max_open_sessions` (-32600, saying how to go on).
+
+        The client is busy: the start-up warm-up's throwaway run waits for quiet from now, rather
+        than start beside the opening (which then waits for the interpreter lock) and the first prompt.
+        """
+        session_opened()
         if session_id in self._live:
             return
         limit = self.max_open_sessions
