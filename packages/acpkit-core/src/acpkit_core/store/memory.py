@@ -203,9 +203,11 @@ class MemoryStore:
     # --- UpdateLogStore ------------------------------------------------------------------------
 
     async def log_append(self, session_id: str, entries: Sequence[LogEntry]) -> None:
-        """Add entries to the session's update log."""
+        """Add entries to the session's update log (entries written again, by a retried flush, replace themselves)."""
         row = self._rows.get(session_id)
-        if row is not None:
+        if row is not None and entries:
+            while row.log and row.log[-1][0] >= entries[0][0]:
+                row.log.pop()
             row.log.extend(entries)
 
     async def log_read(self, session_id: str, after: int) -> list[LogEntry]:

@@ -1,18 +1,22 @@
-"""The Postgres store's update-log tables (migration step 3) and statements."""
+"""The Postgres store's update-log tables (migration steps 3 and 4) and statements.
+
+A row of `acpkit_update_log` holds a run of consecutive entries, one per line, numbered from its
+`seq` (see [`pack_rows`][acpkit_core.store.update_log.pack_rows]).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
 
-from .update_log import LogEntry
+from .update_log import LogEntry, cut_row, pack_rows, unpack_rows
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
 _T = TypeVar("_T")
 
-__all__ = ["LOG_MIGRATION", "LOG_TABLES", "PostgresLog"]
+__all__ = ["LOG_BATCH_MIGRATION", "LOG_MIGRATION", "LOG_TABLES", "PostgresLog"]
 
 LOG_MIGRATION: LiteralString = """
 CREATE TABLE acpkit_update_log (
@@ -28,6 +32,13 @@ CREATE TABLE acpkit_update_log_answers (
     PRIMARY KEY (session_id, key)
 );
 """
+
+LOG_BATCH_MIGRATION: LiteralString = """
+COMMENT ON TABLE acpkit_update_log IS
+    'each row: a run of consecutive entries, one JSON text per line, numbered from seq';
+"""
+"""Step 4: the log's rows hold runs of entries (the table is unchanged; a version that reads one entry
+per row refuses the database rather than misread it)."""
 
 LOG_TABLES = ("acpkit_update_log", "acpkit_update_log_answers")
 """Tables keyed by `session_id` that a deleted session drops."""
@@ -49,7 +60,7 @@ class PostgresLog:
                 await cur.executemany(
                     "INSERT INTO acpkit_update_log (session_id, seq, entry) VALUES (%s, %s, %s) "
                     "ON CONFLICT (session_id, seq) DO UPDATE SET entry = EXCLUDED.entry",
-                    [(session_id, seq, text) for seq, text in entries],
+                    [(session_id, first, text) for first, text in pack_rows(entries)],
                 )
 
         await self._write_call(work)
@@ -58,11 +69,12 @@ class PostgresLog:
         """The log's entries numbered above `after`."""
 
         async def work(conn: AsyncConnection[Any]) -> list[LogEntry]:
-            cur = await conn.execute(
-                "SELECT seq, entry FROM acpkit_update_log WHERE session_id = %s AND seq > %s ORDER BY seq",
-                (session_id, after),
+            cur = await conn.execute(  # the rows from the one holding `after` (the last starting at or before it) on
+                "SELECT seq, entry FROM acpkit_update_log WHERE session_id = %s AND seq >= COALESCE("
+                "(SELECT MAX(seq) FROM acpkit_update_log WHERE session_id = %s AND seq <= %s), 0) ORDER BY seq",
+                (session_id, session_id, after),
             )
-            return [(int(seq), str(entry)) for seq, entry in await cur.fetchall()]
+            return unpack_rows(((int(first), str(text)) for first, text in await cur.fetchall()), after)
 
         return await self._write_call(work)
 
@@ -70,7 +82,11 @@ class PostgresLog:
         """The log's highest number (0 when empty)."""
 
         async def work(conn: AsyncConnection[Any]) -> int:
-            cur = await conn.execute("SELECT MAX(seq) FROM acpkit_update_log WHERE session_id = %s", (session_id,))
+            cur = await conn.execute(
+                "SELECT seq + length(entry) - length(replace(entry, E'\\n', '')) FROM acpkit_update_log "
+                "WHERE session_id = %s ORDER BY seq DESC LIMIT 1",
+                (session_id,),
+            )
             row = await cur.fetchone()
             return int(row[0]) if row is not None and row[0] is not None else 0
 
@@ -80,7 +96,20 @@ class PostgresLog:
         """Drop the entries numbered below `before`, and every answer."""
 
         async def work(conn: AsyncConnection[Any]) -> None:
+            # one transaction (`_write_call`'s)
+            cur = await conn.execute(
+                "SELECT seq, entry FROM acpkit_update_log WHERE session_id = %s AND seq < %s ORDER BY seq DESC LIMIT 1",
+                (session_id, before),
+            )
+            straddling = await cur.fetchone()
             await conn.execute("DELETE FROM acpkit_update_log WHERE session_id = %s AND seq < %s", (session_id, before))
+            kept = cut_row(int(straddling[0]), str(straddling[1]), before) if straddling else None
+            if kept is not None:
+                await conn.execute(
+                    "INSERT INTO acpkit_update_log (session_id, seq, entry) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (session_id, seq) DO UPDATE SET entry = EXCLUDED.entry",
+                    (session_id, *kept),
+                )
             await conn.execute("DELETE FROM acpkit_update_log_answers WHERE session_id = %s", (session_id,))
 
         await self._write_call(work)

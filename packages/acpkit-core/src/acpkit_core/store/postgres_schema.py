@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, LiteralString
 
 from ..errors import UserError
-from .postgres_log import LOG_MIGRATION
+from .postgres_log import LOG_BATCH_MIGRATION, LOG_MIGRATION
 from .postgres_rewind import REWIND_MIGRATION
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ MIGRATIONS: tuple[tuple[int, LiteralString], ...] = (
     ),
     (2, REWIND_MIGRATION),
     (3, LOG_MIGRATION),
+    (4, LOG_BATCH_MIGRATION),
 )
 """The schema, as numbered steps: a database at version N gets the steps after N, in order, once.
 
