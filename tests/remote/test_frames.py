@@ -187,3 +187,38 @@ def test_the_installed_uvicorn_gets_the_corked_protocol() -> None:
     protocol = websocket_protocol()
     assert not isinstance(protocol, str), "uvicorn changed: acpkit serve fell back to its stock protocol"
     assert protocol.__name__ == "CorkedWebSocketProtocol"
+
+
+async def test_a_numbered_update_encoded_once_reads_as_its_json(tmp_path: Path) -> None:
+    """A served turn's update is encoded once, for the update log and the frame: the frame is the
+    message's JSON (escapes, non-ASCII and a model's lone surrogate included), numbered in order."""
+    words = ['quo"te\\back', "ünïcödé", "lone\ud800surrogate", "tab\there", "last"]
+    async with replica(str(tmp_path / "frames.sqlite3")) as served:
+        ws = await RawFrames.connect(served.url)
+        await ws.call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        sid = (await ws.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))[-1]["result"]["sessionId"]
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "say " + " ".join(words)}]}
+        received = await ws.call(2, "session/prompt", prompt)
+        assert _chunks(received) == _said(words)
+        updates = [
+            m
+            for m in received
+            if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        ]
+        assert all(set(m) == {"jsonrpc", "method", "params"} for m in updates)
+        assert all(
+            set(m["params"]) == {"sessionId", "update", "_meta"} and m["params"]["sessionId"] == sid for m in updates
+        )
+        numbers = [m["params"]["_meta"]["acpkit.seq"] for m in updates]
+        assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+        # Re-attached after the turn's beginning: the log gives back the same messages, numbers included.
+        resume = {"acpkit.resume": {"after": numbers[0] - 1}}
+        load = {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": [], "_meta": resume}
+        ws.send({"jsonrpc": "2.0", "id": 3, "method": "session/load", "params": load})
+        replayed: list[dict[str, Any]] = []
+        while not replayed or replayed[-1].get("method") != "_acpkit/turn_ended":
+            replayed.append(await ws.message())
+        assert [m for m in replayed if m in updates] == updates
+        ws.writer.close()
+        with contextlib.suppress(OSError):
+            await ws.writer.wait_closed()

@@ -11,6 +11,7 @@ from typing import Any, Final, cast
 import pydantic_core
 from starlette.responses import JSONResponse, Response
 
+from ..server.encoded import EncodedMessage
 from ..server.turn_log import SEQ_META
 
 __all__ = []
@@ -34,6 +35,8 @@ def sse_event(message: dict[str, Any]) -> bytes:
 
 def json_bytes(message: dict[str, Any]) -> bytes:
     """One message as compact JSON (a lone surrogate from a model is escaped, not fatal)."""
+    if type(message) is EncodedMessage:
+        return message.text.encode("utf-8")
     try:
         return pydantic_core.to_json(message)
     except pydantic_core.PydanticSerializationError:
@@ -42,6 +45,8 @@ def json_bytes(message: dict[str, Any]) -> bytes:
 
 def ws_frame(message: dict[str, Any]) -> str:
     """One message as a WebSocket text frame."""
+    if type(message) is EncodedMessage:
+        return message.text
     return json_bytes(message).decode("utf-8")
 
 

@@ -4,7 +4,11 @@ The server leans on three things the `agent-client-protocol` SDK does not export
 
 - `ClientSideConnection._conn`, its JSON-RPC `Connection`: the server sends per-token updates
   already in wire form through `Connection.send_notification` instead of building, validating and
-  dumping a notification model for each. Without it: the typed `Client.session_update`.
+  dumping a notification model for each. Without it: the typed `Client.session_update`. A served
+  turn's numbered update, encoded once for the log and the wire, goes to the connection's
+  `_transport` as an [`EncodedMessage`][acpkit_core.server.encoded.EncodedMessage]
+  ([`raw_sender`][acpkit_core.server._sdk.raw_sender], which reads `_observers`, `_disconnected`
+  and `_closed` too). Without them: `send_notification`.
 - that connection's `_handler`, a `MessageRouter`: the SDK does not route `session/delete`, so the
   server adds the route. Without it: `session/delete` answers -32601 and is not advertised.
 - `acp._transport`: where it exists, the SDK's connection takes a message transport object, so
@@ -38,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from acp.connection import Connection, StreamEvent
 from acp.meta import AGENT_METHODS
@@ -63,6 +67,7 @@ __all__ = [
     "observe_wire",
     "raw_notifier",
     "raw_requester",
+    "raw_sender",
     "route_logout",
     "route_raw",
     "route_session_delete",
@@ -87,6 +92,33 @@ def raw_notifier(conn: object) -> Notify | None:
     """The SDK connection's own notification sender, `None` when it cannot be reached."""
     raw = _connection(conn)
     return raw.send_notification if raw is not None else None
+
+
+def raw_sender(conn: object) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
+    """Sends one whole JSON-RPC notification (its dict, which may be an
+    [`EncodedMessage`][acpkit_core.server.encoded.EncodedMessage]) to the SDK connection's transport,
+    as `send_notification` does once it has built the dict; `None` when the transport cannot be reached.
+
+    While the connection has observers, or once it has closed, the message goes through
+    `send_notification` instead, which tells the observers or raises `ConnectionError`.
+    """
+    raw = _connection(conn)
+    send: object = getattr(getattr(raw, "_transport", None), "send", None)
+    if (
+        raw is None
+        or not callable(send)
+        or not all(hasattr(raw, n) for n in ("_observers", "_disconnected", "_closed"))
+    ):
+        return None
+    to_transport = cast("Callable[[dict[str, Any]], Awaitable[None]]", send)
+
+    async def sender(message: dict[str, Any]) -> None:
+        if raw._observers or raw._disconnected or raw._closed:  # pyright: ignore[reportPrivateUsage]
+            await raw.send_notification(message["method"], message.get("params"))
+            return
+        await to_transport(message)
+
+    return sender
 
 
 def _router(conn: object) -> MessageRouter | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from acp import Client
@@ -12,13 +12,16 @@ from pydantic import ValidationError
 
 from ..runner.elicitation import UrlElicitations
 from ..runner.updates import SessionUpdate, WireUpdate, update_from_json, update_to_json
-from ._sdk import Notify, raw_notifier
+from ._sdk import Notify, raw_notifier, raw_sender
+from .encoded import EncodedMessage, encode_json
 from .requests import RequestTracker
 from .turn_log import SEQ_META, TurnLog
 
 __all__ = ["Outbox"]
 
 logger = logging.getLogger("acpkit_core.server")
+
+_NUMBERED_HEAD = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
 
 
 class Outbox:
@@ -28,6 +31,8 @@ class Outbox:
         self.conn: Client | None = None
         """The connection to the client, once connected."""
         self._notify: Notify | None = None
+        self._send: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+        self._session_json: dict[str, str] = {}
         self._background: set[asyncio.Task[None]] = set()
         self.requests: RequestTracker | None = None
         """Requests in flight on this connection, both ways (`None` where the SDK's connection cannot be reached)."""
@@ -42,6 +47,7 @@ class Outbox:
         """Use `conn` from now on (its raw sender when the SDK exposes it)."""
         self.conn = conn
         self._notify = raw_notifier(conn)
+        self._send = raw_sender(conn)
 
     @property
     def sends_wire_json(self) -> bool:
@@ -67,21 +73,34 @@ class Outbox:
         await self.conn.session_update(session_id=session_id, update=model)
 
     async def _send_logged(self, log: TurnLog, session_id: str, update: SessionUpdate | WireUpdate) -> None:
-        """Number and log an update of a turn; send it while the turn's client is attached."""
+        """Number and log an update of a turn; send it while the turn's client is attached.
+
+        The update is encoded once: its JSON goes into the log's entry and into the message's text.
+        """
         wire = update if isinstance(update, dict) else update_to_json(update)
-        seq = log.append({"u": wire})
+        text = encode_json(wire)
+        seq = log.append({"u": wire}, '{"u":' + text + "}")
         if log.full:
             await log.flush()
         if log.attached:
             try:
-                await self.send_numbered(session_id, wire, seq)
+                await self.send_numbered(session_id, wire, seq, text)
             except (ConnectionError, RuntimeError):  # the client left: the turn goes on, logged
                 return
 
-    async def send_numbered(self, session_id: str, wire: WireUpdate, seq: int) -> None:
-        """Send one update carrying its number in the session's log (`_meta["acpkit.seq"]`)."""
-        if self._notify is not None:
-            await self._notify("session/update", {"sessionId": session_id, "update": wire, "_meta": {SEQ_META: seq}})
+    async def send_numbered(self, session_id: str, wire: WireUpdate, seq: int, text: str | None = None) -> None:
+        """Send one update carrying its number in the session's log (`_meta["acpkit.seq"]`); `text`: the
+        update's JSON, when made already."""
+        params = {"sessionId": session_id, "update": wire, "_meta": {SEQ_META: seq}}
+        if self._send is not None and text is not None:
+            sid = self._session_json.get(session_id)
+            if sid is None:
+                sid = self._session_json[session_id] = encode_json(session_id)
+            message = {"jsonrpc": "2.0", "method": "session/update", "params": params}
+            numbered = f'{_NUMBERED_HEAD}{sid},"update":{text},"_meta":{{"{SEQ_META}":{seq}}}}}}}'
+            await self._send(EncodedMessage(message, numbered))
+        elif self._notify is not None:
+            await self._notify("session/update", params)
         elif self.conn is not None:
             try:
                 model = update_from_json(wire)

@@ -35,6 +35,7 @@ from typing import Any, Final
 import pydantic_core
 
 from ..limits import MAX_MESSAGE_BYTES, format_size
+from .encoded import EncodedMessage
 from .jsonrpc import INTERNAL_ERROR, Inbound, error_response, oversized, read_line
 from .memory import RELEASE_AFTER_BYTES
 
@@ -69,6 +70,8 @@ def encode_message(payload: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     pydantic-core's encoder is several times faster than `json.dumps`; text it cannot encode as
     UTF-8 (a lone surrogate from a model) falls back to `json.dumps`, which escapes it.
     """
+    if type(payload) is EncodedMessage:
+        return payload.text.encode("utf-8") + b"\n"
     try:
         return pydantic_core.to_json(payload) + b"\n"
     except pydantic_core.PydanticSerializationError:

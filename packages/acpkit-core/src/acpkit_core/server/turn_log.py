@@ -28,11 +28,11 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, cast
 
-import pydantic_core
 from acp import RequestError
 from acp.schema import PromptResponse, RequestPermissionResponse
 
 from ..store import UpdateLogStore
+from .encoded import encode_json
 
 __all__ = [
     "DEFAULT_GRACE_SECONDS",
@@ -91,13 +91,6 @@ def prompt_key(meta: Mapping[str, Any] | None) -> str | None:
         details = f'_meta["{PROMPT_META}"] must be a string of 1 to 200 characters'
         raise RequestError.invalid_params({"details": details})
     return key
-
-
-def _encode(entry: dict[str, Any]) -> str:
-    try:
-        return pydantic_core.to_json(entry).decode("utf-8")
-    except pydantic_core.PydanticSerializationError:
-        return json.dumps(entry)
 
 
 _STOPPED: Final = {
@@ -181,10 +174,11 @@ class TurnLog:
         await self.flush()
         self._task = asyncio.ensure_future(self._loop())
 
-    def append(self, entry: dict[str, Any]) -> int:
-        """Number `entry` and queue it for the store; its number."""
+    def append(self, entry: dict[str, Any], text: str | None = None) -> int:
+        """Number `entry` and queue it for the store; its number. `text`: the entry's JSON, when made already."""
         self.last += 1
-        text = _encode(entry)
+        if text is None:
+            text = encode_json(entry)
         self._pending.append((self.last, text))
         self._pending_bytes += len(text)
         signal, self._signal = self._signal, None
