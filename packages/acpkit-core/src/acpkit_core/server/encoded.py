@@ -12,22 +12,27 @@ from typing import Any
 
 import pydantic_core
 
-__all__ = ["EncodedMessage", "encode_json"]
+__all__ = ["EncodedMessage", "encode_json", "encoded"]
 
 
 class EncodedMessage(dict[str, Any]):
-    """A message (the dict every reader on the way sees) and its compact JSON `text`, made once.
+    """A message (the dict every reader on the way sees) and its compact JSON `text`, made once
+    ([`encoded`][acpkit_core.server.encoded.encoded] makes one).
 
     The transports that write JSON write `text` rather than encode the dict again; a transport that
     does not know this class encodes the dict, which reads as the same JSON.
     """
 
     __slots__ = ("text",)
+    text: str
+    """The message as compact JSON."""
 
-    def __init__(self, message: dict[str, Any], text: str) -> None:
-        super().__init__(message)
-        self.text = text
-        """The message as compact JSON."""
+
+def encoded(text: str, **message: Any) -> EncodedMessage:
+    """The message of fields `message` whose JSON is `text`."""
+    made = EncodedMessage(message)
+    made.text = text
+    return made
 
 
 def encode_json(value: object) -> str:

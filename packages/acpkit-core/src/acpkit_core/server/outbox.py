@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from ..runner.elicitation import UrlElicitations
 from ..runner.updates import SessionUpdate, WireUpdate, update_from_json, update_to_json
 from ._sdk import Notify, raw_notifier, raw_sender
-from .encoded import EncodedMessage, encode_json
+from .encoded import encode_json, encoded
 from .requests import RequestTracker
 from .turn_log import SEQ_META, TurnLog
 
@@ -96,9 +96,8 @@ class Outbox:
             sid = self._session_json.get(session_id)
             if sid is None:
                 sid = self._session_json[session_id] = encode_json(session_id)
-            message = {"jsonrpc": "2.0", "method": "session/update", "params": params}
             numbered = f'{_NUMBERED_HEAD}{sid},"update":{text},"_meta":{{"{SEQ_META}":{seq}}}}}}}'
-            await self._send(EncodedMessage(message, numbered))
+            await self._send(encoded(numbered, jsonrpc="2.0", method="session/update", params=params))
         elif self._notify is not None:
             await self._notify("session/update", params)
         elif self.conn is not None:
