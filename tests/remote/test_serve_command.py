@@ -23,6 +23,7 @@ import httpx
 import pytest
 import websockets
 from acp import RequestError
+from acpkit_core.server import PRINCIPAL_ENV
 from acpkit_core.testing import AcpTestClient
 from replicas import Replica, replica
 from websockets.exceptions import InvalidStatus
@@ -168,6 +169,42 @@ async def test_tokens_principals_and_quotas_hold_for_a_served_command(tmp_path: 
             await alice.cancel(sid)
             assert (await asyncio.wait_for(slow, SECONDS)).stop_reason == "cancelled"
             assert (await alice_too.prompt("now", session_id=other)).text == "echo: now"
+
+
+@pytest.mark.parametrize("child_per", ["connection", "session"])
+async def test_children_of_two_principals_sharing_a_store_keep_their_sessions_apart(
+    child_per: str, tmp_path: Path
+) -> None:
+    """`acpkit serve -- acpkit run AGENT`: every child opens the same default store, and each sees only
+    its principal's sessions there (the server tells it who in `ACPKIT_PRINCIPAL`), as an agent served
+    in process does; an anonymous connection's child is told no one, whatever the server inherited."""
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"alice:{ALICE}\nbob:{BOB}\n")
+    command = (sys.executable, "-m", "acpkit_core.cli", "run", str(EXAMPLES / "echo_runner.py"))
+    env = {"ACPKIT_STATE_DIR": str(tmp_path / "state"), PRINCIPAL_ENV: "mallory"}
+    flags = ("--token-file", str(tokens), "--child-per", child_per)
+    async with _served(*flags, command=command, env=env) as server:
+        async with AcpTestClient.connect_url(server.url, token=ALICE) as alice:
+            await alice.initialize()
+            sid = await alice.new_session()
+            assert (await alice.prompt("alice's secret", session_id=sid)).text.startswith("You said: alice's secret")
+        async with AcpTestClient.connect_url(server.http_url, token=BOB) as bob:
+            await bob.initialize()
+            assert (await bob.list_sessions()).sessions == []
+            for opening in (bob.load_session(sid), bob.resume_session(sid)):
+                with pytest.raises(RequestError) as refused:
+                    await opening
+                assert refused.value.code == -32002  # not found: another principal's session is none of bob's
+            bob_sid = await bob.new_session()
+        async with AcpTestClient.connect_url(server.url, token=ALICE) as alice_again:
+            await alice_again.initialize()
+            assert [s.session_id for s in (await alice_again.list_sessions()).sessions] == [sid]
+            _, replayed = await alice_again.load_session(sid)
+            assert "alice's secret" in str(replayed)
+    anonymous = _served("--child-per", child_per, command=command, env=env)
+    async with anonymous as server, AcpTestClient.connect_url(server.url) as anyone:  # no principals: one store
+        await anyone.initialize()
+        assert {s.session_id for s in (await anyone.list_sessions()).sessions} == {sid, bob_sid}
 
 
 def _details(error: RequestError) -> str:

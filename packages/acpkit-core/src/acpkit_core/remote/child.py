@@ -233,7 +233,9 @@ class ChildConnection(RemoteConnection):
     def _new_child(self, session: bool = False) -> ChildProcess:
         command = self.command
         label = f"connection {self.id}" + (" (a session's child)" if session else "")
-        return ChildProcess(command.argv, cwd=command.cwd, env=command.env, label=label, session=session)
+        return ChildProcess(
+            command.argv, cwd=command.cwd, env=command.env, label=label, session=session, principal=self.principal
+        )
 
     def _watch(self, child: ChildProcess) -> None:
         """Read the child's stdout and stderr."""

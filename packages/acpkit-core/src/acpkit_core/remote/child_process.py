@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import pydantic_core
 
+from ..server.stdio import PRINCIPAL_ENV
 from .auth import TOKENS_ENV
 
 __all__ = ["ChildProcess"]
@@ -42,11 +43,19 @@ class ChildProcess:
     """One agent process: its pipes, the end of its stderr, and how it stops."""
 
     def __init__(
-        self, argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str], label: str, session: bool = False
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None,
+        env: Mapping[str, str],
+        label: str,
+        session: bool = False,
+        principal: str | None = None,
     ) -> None:
         self._argv = tuple(argv)
         self._cwd = cwd
         self._env = env
+        self._principal = principal
         self.label = label
         """Names it in the log (the connection, and the session it serves)."""
         self.session = session
@@ -74,10 +83,20 @@ class ChildProcess:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=self._cwd,
-            env={**{k: v for k, v in os.environ.items() if k != TOKENS_ENV}, **self._env},  # no tokens
+            env=self._environment(),
             start_new_session=True,  # its own process group: stopped as a whole
         )
         logger.info("%s: started %s (pid %d)", self.label, self._argv[0], self.process.pid)
+
+    def _environment(self) -> dict[str, str]:
+        """The server's environment without its tokens, the command's variables, and the principal of the
+        connection (`ACPKIT_PRINCIPAL`, never inherited: an anonymous connection's child has none)."""
+        env = {k: v for k, v in os.environ.items() if k not in (TOKENS_ENV, PRINCIPAL_ENV)}
+        env.update(self._env)
+        env.pop(PRINCIPAL_ENV, None)
+        if self._principal is not None:
+            env[PRINCIPAL_ENV] = self._principal
+        return env
 
     @property
     def pid(self) -> int | None:

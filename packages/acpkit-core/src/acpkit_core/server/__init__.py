@@ -9,6 +9,6 @@ Runners and adapters do not import from here: what they may use is the public ru
 from __future__ import annotations
 
 from .agent import AcpAgent
-from .stdio import run_stdio, serve_stdio, serve_streams
+from .stdio import PRINCIPAL_ENV, run_stdio, serve_stdio, serve_streams
 
-__all__ = ["AcpAgent", "run_stdio", "serve_stdio", "serve_streams"]
+__all__ = ["PRINCIPAL_ENV", "AcpAgent", "run_stdio", "serve_stdio", "serve_streams"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import sys
 from typing import cast
 
@@ -18,7 +19,14 @@ from .probes import connection_probe
 from .process_io import protect_stdout, stdin_is_terminal, stdio_streams, terminal_notice
 from .transport import DirectSender
 
-__all__ = ["run_stdio", "serve_stdio", "serve_streams"]
+__all__ = ["PRINCIPAL_ENV", "run_stdio", "serve_stdio", "serve_streams"]
+
+PRINCIPAL_ENV = "ACPKIT_PRINCIPAL"
+"""Who the one client of a stdio agent is, when its parent knows: `acpkit serve -- CMD` sets it in
+each child's environment to the principal of the connection the child serves (and removes it for an
+anonymous connection). A stdio agent started with it keeps its sessions as that principal's: it
+lists, loads, resumes, forks and deletes only those, and records new ones as theirs, so children of
+different principals sharing one store do not see each other's sessions."""
 
 READ_BUFFER_BYTES = 1 << 20
 """The stdin reader's buffer: lines longer than this are read in pieces (up to the message limit)."""
@@ -72,6 +80,9 @@ async def serve_stdio(agent: AcpAgent) -> None:
     [`TerminalMethod`][acpkit_core.auth.TerminalMethod]), it runs that login in the terminal
     instead and exits with its code (`SystemExit`).
 
+    Started by `acpkit serve -- CMD` for a connection with a principal, its sessions are that
+    principal's ([`PRINCIPAL_ENV`][acpkit_core.server.stdio.PRINCIPAL_ENV]).
+
     Stdout carries the protocol alone: a `print()` in the agent's code goes to stderr
     ([`protect_stdout`][acpkit_core.server.process_io.protect_stdout]). Started in a terminal,
     it prints one line saying how to talk to the agent and returns.
@@ -82,6 +93,7 @@ async def serve_stdio(agent: AcpAgent) -> None:
     if stdin_is_terminal():
         print(terminal_notice(agent.options.title or agent.options.name), file=sys.stderr)
         return
+    agent.sessions.principal = os.environ.get(PRINCIPAL_ENV) or None
     protocol_fd = protect_stdout()
     _log_to_stderr()
     # Everything allocated so far is start-up (the framework and the user's module, imported):
