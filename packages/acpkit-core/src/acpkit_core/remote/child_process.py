@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
-import pydantic_core
-
+from ..json_text import json_bytes
 from ..server.stdio import PRINCIPAL_ENV
 from .auth import TOKENS_ENV
 
@@ -33,10 +31,7 @@ _READ_CHUNK: Final = 64 * 1024
 
 
 def _line(message: dict[str, Any]) -> bytes:
-    try:
-        return pydantic_core.to_json(message) + b"\n"
-    except pydantic_core.PydanticSerializationError:
-        return json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
+    return json_bytes(message) + b"\n"
 
 
 class ChildProcess:

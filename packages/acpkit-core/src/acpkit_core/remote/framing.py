@@ -4,14 +4,12 @@ WebSocket text frame, and its HTTP refusals.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
-import pydantic_core
 from starlette.responses import JSONResponse, Response
 
-from ..server.encoded import EncodedMessage
+from ..json_text import json_bytes, json_text
 from ..server.turn_log import SEQ_META
 
 __all__ = []
@@ -33,21 +31,9 @@ def sse_event(message: dict[str, Any]) -> bytes:
     return head + b"data: " + json_bytes(message) + b"\n\n"
 
 
-def json_bytes(message: dict[str, Any]) -> bytes:
-    """One message as compact JSON (a lone surrogate from a model is escaped, not fatal)."""
-    if type(message) is EncodedMessage:
-        return message.text.encode("utf-8")
-    try:
-        return pydantic_core.to_json(message)
-    except pydantic_core.PydanticSerializationError:
-        return json.dumps(message, separators=(",", ":")).encode("utf-8")
-
-
 def ws_frame(message: dict[str, Any]) -> str:
     """One message as a WebSocket text frame."""
-    if type(message) is EncodedMessage:
-        return message.text
-    return json_bytes(message).decode("utf-8")
+    return json_text(message)
 
 
 def too_big(limit: int) -> Response:

@@ -6,7 +6,7 @@ The server leans on three things the `agent-client-protocol` SDK does not export
   already in wire form through `Connection.send_notification` instead of building, validating and
   dumping a notification model for each. Without it: the typed `Client.session_update`. A served
   turn's numbered update, encoded once for the log and the wire, goes to the connection's
-  `_transport` as an [`EncodedMessage`][acpkit_core.server.encoded.EncodedMessage]
+  `_transport` as an [`EncodedMessage`][acpkit_core.json_text.EncodedMessage]
   ([`raw_sender`][acpkit_core.server._sdk.raw_sender], which reads `_observers`, `_disconnected`
   and `_closed` too). Without them: `send_notification`.
 - that connection's `_handler`, a `MessageRouter`: the SDK does not route `session/delete`, so the
@@ -96,7 +96,7 @@ def raw_notifier(conn: object) -> Notify | None:
 
 def raw_sender(conn: object) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
     """Sends one whole JSON-RPC notification (its dict, which may be an
-    [`EncodedMessage`][acpkit_core.server.encoded.EncodedMessage]) to the SDK connection's transport,
+    [`EncodedMessage`][acpkit_core.json_text.EncodedMessage]) to the SDK connection's transport,
     as `send_notification` does once it has built the dict; `None` when the transport cannot be reached.
 
     While the connection has observers, or once it has closed, the message goes through

@@ -10,10 +10,10 @@ from typing import Any
 from acp import Client
 from pydantic import ValidationError
 
+from ..json_text import encoded, json_text
 from ..runner.elicitation import UrlElicitations
 from ..runner.updates import SessionUpdate, WireUpdate, update_from_json, update_to_json
 from ._sdk import Notify, raw_notifier, raw_sender
-from .encoded import encode_json, encoded
 from .requests import RequestTracker
 from .turn_log import SEQ_META, TurnLog
 
@@ -78,7 +78,7 @@ class Outbox:
         The update is encoded once: its JSON goes into the log's entry and into the message's text.
         """
         wire = update if isinstance(update, dict) else update_to_json(update)
-        text = encode_json(wire)
+        text = json_text(wire)
         seq = log.append({"u": wire}, '{"u":' + text + "}")
         if log.full:
             await log.flush()
@@ -95,7 +95,7 @@ class Outbox:
         if self._send is not None and text is not None:
             sid = self._session_json.get(session_id)
             if sid is None:
-                sid = self._session_json[session_id] = encode_json(session_id)
+                sid = self._session_json[session_id] = json_text(session_id)
             numbered = f'{_NUMBERED_HEAD}{sid},"update":{text},"_meta":{{"{SEQ_META}":{seq}}}}}}}'
             await self._send(encoded(numbered, jsonrpc="2.0", method="session/update", params=params))
         elif self._notify is not None:

@@ -27,15 +27,12 @@ The SDK's connection moves decoded messages through a transport object; this mod
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Final
 
-import pydantic_core
-
+from ..json_text import json_bytes
 from ..limits import MAX_MESSAGE_BYTES, format_size
-from .encoded import EncodedMessage
 from .jsonrpc import INTERNAL_ERROR, Inbound, error_response, oversized, read_line
 from .memory import RELEASE_AFTER_BYTES
 
@@ -65,17 +62,8 @@ FLUSH_BYTES: Final = 64 * 1024
 
 
 def encode_message(payload: dict[str, Any] | list[dict[str, Any]]) -> bytes:
-    """One NDJSON line: compact UTF-8 JSON and a newline.
-
-    pydantic-core's encoder is several times faster than `json.dumps`; text it cannot encode as
-    UTF-8 (a lone surrogate from a model) falls back to `json.dumps`, which escapes it.
-    """
-    if type(payload) is EncodedMessage:
-        return payload.text.encode("utf-8") + b"\n"
-    try:
-        return pydantic_core.to_json(payload) + b"\n"
-    except pydantic_core.PydanticSerializationError:
-        return (json.dumps(payload, separators=(",", ":")) + "\n").encode("utf-8")
+    """One NDJSON line: compact UTF-8 JSON ([`json_bytes`][acpkit_core.json_text.json_bytes]) and a newline."""
+    return json_bytes(payload) + b"\n"
 
 
 class DirectSender:

@@ -31,8 +31,8 @@ from typing import Any, Final, cast
 from acp import RequestError
 from acp.schema import PromptResponse, RequestPermissionResponse
 
+from ..json_text import json_text
 from ..store import UpdateLogStore
-from .encoded import encode_json
 
 __all__ = [
     "DEFAULT_GRACE_SECONDS",
@@ -178,7 +178,7 @@ class TurnLog:
         """Number `entry` and queue it for the store; its number. `text`: the entry's JSON, when made already."""
         self.last += 1
         if text is None:
-            text = encode_json(entry)
+            text = json_text(entry)
         self._pending.append((self.last, text))
         self._pending_bytes += len(text)
         signal, self._signal = self._signal, None

@@ -29,9 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
-import pydantic_core
-
 from ..errors import InvalidCursorError, SessionBusyError
+from ..json_text import json_text
 from ..runner.types import ClientMcpServer, HistoryLog, HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 
 __all__ = [
@@ -213,17 +212,10 @@ def now_iso() -> str:
 
 
 def dumps_updates(value: Sequence[JsonDict] | JsonDict) -> str:
-    """Transcript updates (wire JSON, as the server records them), or one of them, as JSON text.
-
-    pydantic-core's encoder is several times faster than `json.dumps` on the thousands of chunks
-    of a long turn; what it cannot encode (a lone surrogate, an object that is not JSON) goes
-    through `json.dumps`, which escapes the one and raises `TypeError` for the other.
-    """
-    data: Any = value if isinstance(value, Mapping) else list(value)
-    try:
-        return pydantic_core.to_json(data).decode("utf-8")
-    except pydantic_core.PydanticSerializationError:
-        return json.dumps(data)
+    """Transcript updates (wire JSON, as the server records them), or one of them, as JSON text
+    ([`json_text`][acpkit_core.json_text.json_text]: a lone surrogate is escaped, an object that is
+    not JSON raises `TypeError`)."""
+    return json_text(value if isinstance(value, Mapping) else list(value))
 
 
 def encode_cursor(updated_at: str, session_id: str) -> str:
