@@ -293,16 +293,21 @@ async def http_cost(pid: int, url: str, chunks: int) -> Cost:
         return timer.cost
 
 
-async def per_chunk(args: argparse.Namespace) -> None:
-    unlogged = "WebSocket, no update log"
-    names = ("stdio", "WebSocket", unlogged, "WebSocket, websockets client", "Streamable HTTP")
+async def per_chunk(args: argparse.Namespace, sqlite: str) -> None:
+    unlogged, on_sqlite = "WebSocket, no update log", "WebSocket, SQLite store"
+    names = ("stdio", "WebSocket", unlogged, on_sqlite, "WebSocket, websockets client", "Streamable HTTP")
     costs: dict[str, list[Cost]] = {name: [] for name in names}
     plain = ("--max-connections", "5000", "--reconnect-grace", "0")
-    async with serve("memory") as (process, url), serve("memory", plain) as (process_0, url_0):
+    async with (
+        serve("memory") as (process, url),
+        serve("memory", plain) as (process_0, url_0),
+        serve(sqlite) as (process_s, url_s),
+    ):
         for _ in range(args.runs):
             costs["stdio"].append(await stdio_cost(args.chunks))
             costs["WebSocket"].append(await ws_raw_cost(process.pid, url, args.chunks))
             costs[unlogged].append(await ws_raw_cost(process_0.pid, url_0, args.chunks))
+            costs[on_sqlite].append(await ws_raw_cost(process_s.pid, url_s, args.chunks))
             costs["WebSocket, websockets client"].append(await ws_lib_cost(process.pid, url, args.chunks))
             costs["Streamable HTTP"].append(await http_cost(process.pid, url, args.chunks))
 
@@ -313,7 +318,9 @@ async def per_chunk(args: argparse.Namespace) -> None:
     print("   wall: the prompt's wall time; agent: CPU of the agent process; client: CPU of the bench's client;")
     print("   queued: how long the agent waited for a core in the run with the best wall (wall ~ agent + queued")
     print('   when the agent sets the pace); "no update log": the same server with `--reconnect-grace 0`, so the')
-    print("   updates of a turn are not numbered and logged for a client that reconnects (the default logs them)")
+    print("   updates of a turn are not numbered and logged for a client that reconnects (the default logs them);")
+    print('   every row keeps the memory store but "SQLite store": the default store, whose worker thread writes')
+    print("   the turn's log and transcript as they stream")
     head = f"{'wall':>8}{'':>8}{'agent':>8}{'':>8}{'client':>8}{'':>8}{'queued':>8}{'target':>8}"
     print(f"   {'transport':<30}{head}")
     targets = {"WebSocket": "1.3x", "Streamable HTTP": "2x"}
@@ -647,7 +654,7 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["ACPKIT_STATE_DIR"] = str(Path(tmp) / "state")
         if "1" in args.only:
-            await per_chunk(args)
+            await per_chunk(args, str(Path(tmp) / "chunks.sqlite3"))
 
         if "2" in args.only:
             await load_figures(args, str(Path(tmp) / "load.sqlite3"))
