@@ -93,7 +93,9 @@ async def serve_stdio(agent: AcpAgent) -> None:
     if stdin_is_terminal():
         print(terminal_notice(agent.options.title or agent.options.name), file=sys.stderr)
         return
-    agent.sessions.principal = os.environ.get(PRINCIPAL_ENV) or None
+    principal = os.environ.get(PRINCIPAL_ENV)
+    if principal:
+        agent.sessions.principal = principal
     protocol_fd = protect_stdout()
     _log_to_stderr()
     # Everything allocated so far is start-up (the framework and the user's module, imported):
