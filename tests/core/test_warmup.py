@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from acpkit_core.config import AgentOptions
 from acpkit_core.runner.protocols import Turn
-from acpkit_core.runner.types import StopReason
+from acpkit_core.runner.types import Session, StopReason
 from acpkit_core.runner.warmup import WarmUp, last_activity, warm_up
 from acpkit_core.server import AcpAgent
 from acpkit_core.store import MemoryStore
-from acpkit_core.store.base import JsonDict, Session
+from acpkit_core.store.base import JsonDict
 from acpkit_core.testing import AcpTestClient, ScriptedRunner
 
 
