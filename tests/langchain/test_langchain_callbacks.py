@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from acp.schema import AgentMessageChunk, Annotations, ImageContentBlock, TextContentBlock, ToolCallProgress
 from acpkit_core.permissions import PermissionPolicy
+from acpkit_core.testing import PromptResult
 from langchain.agents import create_agent
 from langchain_acp import AcpCallbackHandler, bind_connection, to_acp_blocks
 from langchain_core.messages import AIMessageChunk, HumanMessage
@@ -37,6 +38,22 @@ def _chunks(updates: list[Any]) -> list[Any]:
     return [u for u in updates if isinstance(u, AgentMessageChunk)]
 
 
+async def _prompt_with_handler(
+    graph: Any, text: str, make_handler: Callable[[Any, str], AcpCallbackHandler]
+) -> PromptResult:
+    """One prompt to a hand-built server whose turn runs `graph` with `make_handler(conn, session_id)`'s handlers."""
+
+    async def run(conn: Any, session_id: str, prompt: str) -> str:
+        handler = make_handler(conn, session_id)
+        await graph.ainvoke({"messages": [HumanMessage(content=prompt)]}, {"callbacks": handler.handlers()})
+        return "end_turn"
+
+    async with connect_sdk_agent(HandBuilt(run)) as c:
+        await c.initialize()
+        sid = await c.new_session()
+        return await c.prompt(text, session_id=sid)
+
+
 @pytest.mark.parametrize("mapper", ["default", "to_acp_blocks", "annotate"])
 async def test_content_block_mapper(mapper: str) -> None:
     graph = create_agent(PictureModel(), tools=[])
@@ -50,15 +67,9 @@ async def test_content_block_mapper(mapper: str) -> None:
 
     mappers: dict[str, Any] = {"default": None, "to_acp_blocks": to_acp_blocks, "annotate": annotate}
 
-    async def run(conn: Any, session_id: str, text: str) -> str:
-        handler = AcpCallbackHandler(conn, session_id, content_mapper=mappers[mapper])
-        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": handler.handlers()})
-        return "end_turn"
-
-    async with connect_sdk_agent(HandBuilt(run)) as c:
-        await c.initialize()
-        sid = await c.new_session()
-        r = await c.prompt("show me", session_id=sid)
+    r = await _prompt_with_handler(
+        graph, "show me", lambda conn, session_id: AcpCallbackHandler(conn, session_id, content_mapper=mappers[mapper])
+    )
     chunks = _chunks(r.updates)
     assert len({u.message_id for u in chunks}) == 1  # one message
     contents = [u.content for u in chunks]
@@ -231,15 +242,9 @@ async def test_a_content_mapper_that_raises_drops_its_chunk_not_the_run(caplog: 
             raise ValueError("no images here")
         return list(to_acp_blocks(content))
 
-    async def run(conn: Any, session_id: str, text: str) -> str:
-        handler = AcpCallbackHandler(conn, session_id, content_mapper=text_only)
-        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": handler.handlers()})
-        return "end_turn"
-
-    async with connect_sdk_agent(HandBuilt(run)) as c:
-        await c.initialize()
-        sid = await c.new_session()
-        r = await c.prompt("show me", session_id=sid)
+    r = await _prompt_with_handler(
+        graph, "show me", lambda conn, session_id: AcpCallbackHandler(conn, session_id, content_mapper=text_only)
+    )
     assert r.stop_reason == "end_turn"
     assert [(u.content.type, u.content.text) for u in _chunks(r.updates)] == [
         ("text", "Here it is:"),
@@ -256,15 +261,9 @@ async def test_a_session_id_extractor_that_raises_leaves_the_run_unreported(capl
     def broken(config: RunnableConfig) -> str | None:
         raise KeyError("session_id")
 
-    async def run(conn: Any, session_id: str, text: str) -> str:
-        handler = AcpCallbackHandler(conn, session_id_extractor=broken)
-        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": handler.handlers()})
-        return "end_turn"
-
-    async with connect_sdk_agent(HandBuilt(run)) as c:
-        await c.initialize()
-        sid = await c.new_session()
-        r = await c.prompt("hi", session_id=sid)
+    r = await _prompt_with_handler(
+        graph, "hi", lambda conn, session_id: AcpCallbackHandler(conn, session_id_extractor=broken)
+    )
     assert r.stop_reason == "end_turn"
     assert _chunks(r.updates) == []
     assert "the session_id_extractor raised: KeyError('session_id')" in caplog.text
@@ -295,15 +294,9 @@ async def test_fallback_notices_in_a_hand_built_server(notices: bool) -> None:
     builder.add_edge("call", END)
     graph = builder.compile()
 
-    async def run(conn: Any, session_id: str, text: str) -> str:
-        handler = AcpCallbackHandler(conn, session_id, fallback_notices=notices)
-        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, {"callbacks": handler.handlers()})
-        return "end_turn"
-
-    async with connect_sdk_agent(HandBuilt(run)) as c:
-        await c.initialize()
-        sid = await c.new_session()
-        r = await c.prompt("hi", session_id=sid)
+    r = await _prompt_with_handler(
+        graph, "hi", lambda conn, session_id: AcpCallbackHandler(conn, session_id, fallback_notices=notices)
+    )
     assert r.stop_reason == "end_turn"
     told = [u.field_meta for u in _chunks(r.updates) if u.field_meta]
     if notices:
