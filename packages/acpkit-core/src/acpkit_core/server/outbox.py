@@ -21,6 +21,8 @@ __all__ = ["Outbox"]
 
 logger = logging.getLogger("acpkit_core.server")
 
+_SESSION_JSON_KEPT = 256
+"""Session ids kept encoded for numbered updates (per connection); past it the cache starts again."""
 _NUMBERED_HEAD = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
 
 
@@ -95,6 +97,8 @@ class Outbox:
         if self._send is not None and text is not None:
             sid = self._session_json.get(session_id)
             if sid is None:
+                if len(self._session_json) >= _SESSION_JSON_KEPT:  # sessions closed long ago: bounded
+                    self._session_json.clear()
                 sid = self._session_json[session_id] = json_text(session_id)
             numbered = f'{_NUMBERED_HEAD}{sid},"update":{text},"_meta":{{"{SEQ_META}":{seq}}}}}}}'
             await self._send(encoded(numbered, jsonrpc="2.0", method="session/update", params=params))
