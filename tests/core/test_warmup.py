@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from acpkit_core.config import AgentOptions
+from acpkit_core.runner import warmup
 from acpkit_core.runner.protocols import Turn
 from acpkit_core.runner.types import Session, StopReason
 from acpkit_core.runner.warmup import WarmUp, last_activity, warm_up
@@ -98,6 +99,72 @@ async def test_an_opening_session_is_activity_from_its_arrival() -> None:
         sent = time.monotonic()
         await c.new_session()
     assert SlowStore.seen is not None and SlowStore.seen >= sent
+
+
+def test_no_throwaway_run_while_a_session_is_opening() -> None:
+    """An opening longer than the quiet period (it waits for the interpreter lock beside the first
+    stages, or for a slow store) holds the throwaway run until it has ended and quiet has followed."""
+    schedule = WarmUp(quiet_seconds=0.1)
+    ran: list[float] = []
+
+    async def throwaway() -> None:
+        ran.append(time.monotonic())
+
+    with schedule.opening():
+        thread = schedule.start("t", throwaway=throwaway)
+        time.sleep(0.35)
+        assert not ran
+    ended = time.monotonic()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert ran and ran[0] - ended >= 0.1
+
+
+def test_openings_nest_and_an_error_ends_one() -> None:
+    schedule = WarmUp(quiet_seconds=0.05)
+    ran: list[float] = []
+
+    async def throwaway() -> None:
+        ran.append(time.monotonic())
+
+    with schedule.opening():
+        thread = schedule.start("t", throwaway=throwaway)
+        with pytest.raises(RuntimeError), schedule.opening():
+            raise RuntimeError("the store failed")
+        time.sleep(0.2)
+        assert not ran  # the outer opening still runs
+    thread.join(5)
+    assert len(ran) == 1
+
+
+async def test_the_server_holds_the_throwaway_run_for_the_whole_opening(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`session/new` is an opening from its arrival to its answer: a store slower than the quiet period
+    does not see the throwaway run start beside it."""
+    schedule = WarmUp(quiet_seconds=0.2)
+    monkeypatch.setattr(warmup, "_process", schedule)
+    created: dict[str, float] = {}
+    ran: list[float] = []
+
+    class SlowStore(MemoryStore):
+        async def create(
+            self, session: Session, *, server: JsonDict | None = None, transcript: Sequence[JsonDict] = ()
+        ) -> None:
+            created["start"] = time.monotonic()
+            await asyncio.sleep(0.5)
+            await super().create(session, server=server, transcript=transcript)
+            created["end"] = time.monotonic()
+
+    async def throwaway() -> None:
+        ran.append(time.monotonic())
+
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store=SlowStore()))) as c:
+        await c.initialize()
+        thread = warm_up("slow-opening", throwaway=throwaway)
+        await c.new_session()
+        answered = time.monotonic()
+        await asyncio.to_thread(thread.join, 5)
+    assert not thread.is_alive()
+    assert ran and ran[0] >= created["end"] and ran[0] - answered >= 0.15
 
 
 def test_a_turn_before_quiet_means_no_throwaway_run() -> None:

@@ -21,7 +21,9 @@ its first prompt right after `session/new` finds the first stage done and pays w
 first run itself, rather than waiting for a whole throwaway run to finish beside it.
 
 The server signals [`session_opened`][acpkit_core.runner.warmup.session_opened] (when a `session/new`,
-`load`, `resume` or `fork` arrives, and again once the session is open) and
+`load`, `resume` or `fork` arrives, and again once the session is open), wraps each of those requests
+in [`opening`][acpkit_core.runner.warmup.opening] (no throwaway run starts until it is answered,
+however long it takes) and
 [`turn_started`][acpkit_core.runner.warmup.turn_started] (every `session/prompt`) itself, for every
 runner, and a turn waits for the first stages to be done
 ([`first_stage_done`][acpkit_core.runner.warmup.first_stage_done]) rather than build the same things
@@ -37,7 +39,7 @@ import importlib
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 
 __all__ = [
     "FIRST_STAGE_WAIT",
@@ -47,6 +49,7 @@ __all__ = [
     "first_stage_done",
     "initialized",
     "last_activity",
+    "opening",
     "session_opened",
     "turn_started",
     "warm_up",
@@ -85,6 +88,7 @@ class WarmUp:
         self._threads: dict[str, threading.Thread] = {}
         self._turn_started = threading.Event()
         self._last_activity = time.monotonic()
+        self._openings = 0
         self._running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = []
         self._first_stages: list[threading.Event] = []
 
@@ -127,6 +131,25 @@ class WarmUp:
         """A session is being opened or was: a first prompt may follow at once, so the throwaway run waits
         a little longer."""
         self._last_activity = time.monotonic()
+
+    @contextlib.contextmanager
+    def opening(self) -> Generator[None]:
+        """Within it, a session is being opened (`session/new`, `load`, `resume`, `fork`): the throwaway run
+        does not start until every opening has ended and the process has then been quiet.
+
+        An opening that waits for the interpreter lock (the first stages run beside it) can take longer
+        than [`quiet_seconds`][acpkit_core.runner.warmup.WarmUp.quiet_seconds]; without it, the throwaway
+        run would start in the middle of it and the opening would wait for that run too.
+        """
+        with self._lock:
+            self._openings += 1
+        self._last_activity = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._openings -= 1
+            self._last_activity = time.monotonic()
 
     def initialized(self) -> None:
         """A client's `initialize` was answered: the warm-ups start (they wait for it, so that they do
@@ -179,7 +202,9 @@ class WarmUp:
             return
         while not self._turn_started.is_set():
             quiet = time.monotonic() - self._last_activity
-            if quiet >= self.quiet_seconds:
+            if self._openings:  # an opening in progress: look again a quiet period from now
+                quiet = 0.0
+            elif quiet >= self.quiet_seconds:
                 _best_effort(name, asyncio.run, self._throwaway(throwaway))
                 return
             self._turn_started.wait(self.quiet_seconds - quiet)
@@ -232,6 +257,13 @@ def warm_up(
 def session_opened() -> None:
     """A session was opened in this process (the server calls it; a custom server may too)."""
     _process.session_opened()
+
+
+def opening() -> contextlib.AbstractContextManager[None]:
+    """A session is being opened in this process for as long as the block runs (the server wraps
+    `session/new`, `load`, `resume` and `fork` in it; see
+    [`WarmUp.opening`][acpkit_core.runner.warmup.WarmUp.opening])."""
+    return _process.opening()
 
 
 def initialized() -> None:

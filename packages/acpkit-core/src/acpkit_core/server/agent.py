@@ -64,6 +64,7 @@ from ..runner.providers import (
 from ..runner.types import ClientInfo
 from ..runner.unstable import negotiate_unstable, unstable_answer
 from ..runner.warmup import initialized as warmup_initialized
+from ..runner.warmup import opening as warmup_opening
 from ..store import SessionStore
 from ._boundary import boundary
 from ._sdk import (
@@ -363,13 +364,14 @@ class AcpAgent:
     ) -> NewSessionResponse:
         """Create, store and open a session."""
         await self.auth.require("session/new")
-        session = await self.sessions.new(cwd, additional_directories, mcp_servers)
-        self.outbox.later(session.id, [await self._commands_update(session.id)])
-        return NewSessionResponse(
-            session_id=session.id,
-            modes=self.session_options.mode_state(session),
-            config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
-        )
+        with warmup_opening():
+            session = await self.sessions.new(cwd, additional_directories, mcp_servers)
+            self.outbox.later(session.id, [await self._commands_update(session.id)])
+            return NewSessionResponse(
+                session_id=session.id,
+                modes=self.session_options.mode_state(session),
+                config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
+            )
 
     @boundary
     async def load_session(
@@ -383,16 +385,19 @@ class AcpAgent:
         """Open a stored session and replay its conversation before answering."""
         await self.auth.require("session/load")
         after = resume_cursor(kwargs)  # `_meta["acpkit.resume"]`: re-attach (see `server/reattach.py`)
-        session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=after is None)
-        if after is None:
-            await self.outbox.send(session_id, await self._commands_update(session_id))
-        else:
-            self._reattach(session_id, after)
-        return LoadSessionResponse(
-            modes=self.session_options.mode_state(session),
-            config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
-            field_meta=await seq_meta(self.sessions, session_id),
-        )
+        with warmup_opening():
+            session = await self.sessions.reopen(
+                session_id, cwd, additional_directories, mcp_servers, replay=after is None
+            )
+            if after is None:
+                await self.outbox.send(session_id, await self._commands_update(session_id))
+            else:
+                self._reattach(session_id, after)
+            return LoadSessionResponse(
+                modes=self.session_options.mode_state(session),
+                config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
+                field_meta=await seq_meta(self.sessions, session_id),
+            )
 
     @boundary
     async def resume_session(
@@ -406,16 +411,17 @@ class AcpAgent:
         """Open a stored session without replaying it."""
         await self.auth.require("session/resume")
         after = resume_cursor(kwargs)
-        session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=False)
-        if after is None:
-            await self.outbox.send(session_id, await self._commands_update(session_id))
-        else:
-            self._reattach(session_id, after)
-        return ResumeSessionResponse(
-            modes=self.session_options.mode_state(session),
-            config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
-            field_meta=await seq_meta(self.sessions, session_id),
-        )
+        with warmup_opening():
+            session = await self.sessions.reopen(session_id, cwd, additional_directories, mcp_servers, replay=False)
+            if after is None:
+                await self.outbox.send(session_id, await self._commands_update(session_id))
+            else:
+                self._reattach(session_id, after)
+            return ResumeSessionResponse(
+                modes=self.session_options.mode_state(session),
+                config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
+                field_meta=await seq_meta(self.sessions, session_id),
+            )
 
     def _reattach(self, session_id: str, after: int) -> None:
         if not follow(self.sessions, session_id, after):
@@ -439,18 +445,24 @@ class AcpAgent:
         """
         await self.auth.require("session/fork")
         point = fork_point(kwargs)
-        if point is None:
-            session = await self.sessions.fork(session_id, cwd, additional_directories, mcp_servers)
-        else:
-            session = await self.rewinds.rewinder.fork(
-                session_id, cwd, additional_directories, mcp_servers, number=point.prompt, message_id=point.message_id
+        with warmup_opening():
+            if point is None:
+                session = await self.sessions.fork(session_id, cwd, additional_directories, mcp_servers)
+            else:
+                session = await self.rewinds.rewinder.fork(
+                    session_id,
+                    cwd,
+                    additional_directories,
+                    mcp_servers,
+                    number=point.prompt,
+                    message_id=point.message_id,
+                )
+            self.outbox.later(session.id, [await self._commands_update(session.id)])
+            return ForkSessionResponse(
+                session_id=session.id,
+                modes=self.session_options.mode_state(session),
+                config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
             )
-        self.outbox.later(session.id, [await self._commands_update(session.id)])
-        return ForkSessionResponse(
-            session_id=session.id,
-            modes=self.session_options.mode_state(session),
-            config_options=self.session_options.wire_options(session, self.client),  # pyright: ignore[reportArgumentType]
-        )
 
     @boundary
     async def list_sessions(
