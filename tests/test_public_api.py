@@ -7,6 +7,8 @@ import importlib
 import importlib.util
 import inspect
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -23,6 +25,26 @@ def test_all_names_resolve_and_have_docstrings(package: str) -> None:
         if (inspect.isclass(obj) or inspect.isfunction(obj)) and not inspect.getdoc(obj):
             undocumented.append(name)
     assert undocumented == []
+
+
+@pytest.mark.parametrize(
+    ("package", "deferred"),
+    [
+        ("pydantic_acp", ["pydantic_acp._delegate", "acpkit_core.delegate"]),
+        ("langchain_acp", ["langchain_acp._delegate", "langchain_acp._scripted_model", "acpkit_core.delegate"]),
+    ],
+)
+def test_what_serving_does_not_use_is_imported_on_first_use(package: str, deferred: list[str]) -> None:
+    """Importing an adapter (every served agent's start-up) leaves out the modules only delegating to
+    another ACP agent or an offline script needs; their names still import from the package."""
+    code = (
+        f"import sys, {package}\n"
+        f"print(sorted(m for m in {deferred!r} if m in sys.modules))\n"
+        f"print(all(getattr({package}, n) for n in {package}._LAZY))\n"
+        f"print(sorted(m for m in {deferred!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "True", str(sorted(deferred))]
 
 
 def test_core_never_imports_an_adapter() -> None:

@@ -27,6 +27,9 @@ Every public name is importable from `langchain_acp` itself; its modules are pri
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ._agent import LangChainAcpOptions, create_acp_agent, create_runner, run_acp
 from ._ask import ask_user
 from ._callbacks import AcpCallbackHandler, ContentBlockMapper, SessionIdExtractor
@@ -48,7 +51,6 @@ from ._deepagents_names import (
     convert_resource_block_to_content_blocks,
     convert_text_block_to_content_blocks,
 )
-from ._delegate import AcpChatModel
 from ._mcp import McpServerError, McpServerFailure, McpServerLike, McpTools
 from ._mcp_middleware import AcpMcpMiddleware
 from ._middleware import bind_connection, client_host, current_acp
@@ -58,7 +60,6 @@ from ._permission_middleware import AcpPermissionMiddleware
 from ._plan import todos_to_plan
 from ._render import render_prompt, to_human_message
 from ._runner import GraphFactory, LangGraphRunner, SessionContext
-from ._scripted_model import ScriptedChatModel, ScriptedReply, ScriptedToolCall
 from ._session import (
     SNAPSHOT_META_KEY,
     AcpSessionMiddleware,
@@ -81,6 +82,19 @@ from ._stop import error_code, stop_reason_from_error, stop_reason_from_state
 from ._thinking import AcpThinkingMiddleware
 from ._tool_middleware import AcpToolMiddleware
 from ._usage import usage_from_message
+
+if TYPE_CHECKING:
+    from ._delegate import AcpChatModel
+    from ._scripted_model import ScriptedChatModel, ScriptedReply, ScriptedToolCall
+
+_LAZY = {
+    "AcpChatModel": "_delegate",
+    "ScriptedChatModel": "_scripted_model",
+    "ScriptedReply": "_scripted_model",
+    "ScriptedToolCall": "_scripted_model",
+}
+"""Names imported on first use: serving a graph needs none of them (each defines a chat model, a
+pydantic class that costs milliseconds to create)."""
 
 __all__ = [
     "DEFAULT_STATE_UPDATES",
@@ -147,3 +161,16 @@ __all__ = [
     "usage_from_message",
     "validate_state",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'langchain_acp' has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

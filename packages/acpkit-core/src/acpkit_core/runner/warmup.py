@@ -138,8 +138,8 @@ class WarmUp:
         does not start until every opening has ended and the process has then been quiet.
 
         An opening that waits for the interpreter lock (the first stages run beside it) can take longer
-        than [`quiet_seconds`][acpkit_core.runner.warmup.WarmUp.quiet_seconds]; without it, the throwaway
-        run would start in the middle of it and the opening would wait for that run too.
+        than the quiet period; without this, the throwaway run would start in the middle of it and the
+        opening would wait for that run too.
         """
         with self._lock:
             self._openings += 1
