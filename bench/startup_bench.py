@@ -7,7 +7,9 @@ What an editor pays each time it opens a thread, and what a one-shot client (`ac
 by run; the figure is the median over `--runs`:
 
 - ours: `pydantic-acp` serving a pydantic-ai agent (a `FunctionModel` streaming two deltas) and
-  `langchain-acp` serving a LangChain `create_agent` graph (the tests' fake chat model), each with
+  `langchain-acp` serving a LangChain `create_agent` graph (LangChain's own `GenericFakeChatModel`
+  streaming three chunks: the tests' fake model is built on `langchain_acp`, which the framework
+  alone must not import), each with
   `run_acp` on the default SQLite store (a state directory of its own, created by the warm-up run).
   Spawn to the `initialize` answer, and spawn to the answer of the first `session/prompt`
   (`initialize`, `session/new` and the prompt each sent as soon as the previous answer is read);
@@ -75,23 +77,21 @@ asyncio.run(main())
 """
 
 LANGCHAIN_ACP = """
-import sys
-sys.path.insert(0, sys.argv[1])
-from fake_model import FakeChatModel, Reply
 from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 from langchain_acp import run_acp
 
-run_acp(create_agent(FakeChatModel(script=[Reply(text=["hello ", "world"])], repeat_last=True), tools=[]))
+run_acp(create_agent(GenericFakeChatModel(messages=iter([AIMessage(content="hello world")])), tools=[]))
 """
 
 LANGGRAPH_ALONE = """
 import asyncio, json, sys
-sys.path.insert(0, sys.argv[1])
-from fake_model import FakeChatModel, Reply
 from langchain.agents import create_agent
-from langchain_core.messages import HumanMessage
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
 
-graph = create_agent(FakeChatModel(script=[Reply(text=["hello ", "world"])], repeat_last=True), tools=[])
+graph = create_agent(GenericFakeChatModel(messages=iter([AIMessage(content="hello world")])), tools=[])
 
 async def main():
     text = json.loads(sys.stdin.readline())["text"]
@@ -146,9 +146,9 @@ async def one_start(name: str, workdir: Path, env: dict[str, str], into: Start) 
     path = workdir / f"{name.replace(' ', '_')}.py"
     if not path.exists():
         path.write_text(script)
-    argv = [sys.executable, str(path), str(ROOT / "tests" / "langchain")]
+    argv = [sys.executable, str(path)]
     if name == "bare SDK agent":
-        argv = [sys.executable, str(path), "0"]
+        argv.append("0")
     start = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
