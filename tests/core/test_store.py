@@ -20,17 +20,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import RequestError
+from acpkit_core.config import AgentOptions
 from acpkit_core.errors import SessionNotFoundError
 from acpkit_core.runner.types import HttpMcpServer, Session, StdioMcpServer
+from acpkit_core.server import AcpAgent
 from acpkit_core.store import (
     InvalidCursorError,
     MemoryStore,
+    SchemaTooNewError,
     SessionStore,
     SqliteStore,
     TurnBusyError,
     default_store_path,
     open_store,
 )
+from acpkit_core.testing import AcpTestClient, ScriptedRunner
 
 
 def _session(sid: str, cwd: str = "/work", updated: str = "2026-01-01T00:00:00.000000Z") -> Session:
@@ -300,6 +305,36 @@ async def test_sqlite_unusable_file_raises_on_open(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.DatabaseError, match="not a database"):
         SqliteStore(path)
     assert _workers() <= before  # no worker left behind
+
+
+async def test_sqlite_file_of_a_newer_acp_kit_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """Two versions sharing a state directory: the older one does not read or write what the newer
+    one migrated, and says which to upgrade."""
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path)
+    await store.create(_session("a"))
+    await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA user_version=99")
+    before = _workers()
+    with pytest.raises(SchemaTooNewError) as refused:
+        SqliteStore(path)
+    assert str(refused.value) == (
+        f"the session store {path} is at schema version 99, newer than this acpkit-core's (4): "
+        "upgrade acpkit-core here, or give this agent a state directory of its own (ACPKIT_STATE_DIR)"
+    )
+    assert _workers() <= before
+    # an agent on it answers its client with the same words, and stays up
+    async with AcpTestClient.connect(AcpAgent(ScriptedRunner(), AgentOptions(store=str(path)))) as c:
+        await c.initialize()
+        for _ in range(2):
+            with pytest.raises(RequestError) as answered:
+                await c.new_session()
+            assert answered.value.code == -32603
+            assert str(answered.value) == f"agent misconfigured: {refused.value}"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 99
+        assert db.execute("SELECT id FROM sessions").fetchall() == [("a",)]
 
 
 def _writer(spec: str, prefix: str, n: int) -> None:

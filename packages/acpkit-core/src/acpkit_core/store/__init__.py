@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .base import (
     InvalidCursorError,
+    SchemaTooNewError,
     SessionPage,
     SessionStore,
     StoredSession,
@@ -20,7 +21,7 @@ from .base import (
 )
 from .memory import MemoryStore
 from .postgres import PostgresStore, is_postgres_url
-from .postgres_schema import SchemaTooNewError, migrate
+from .postgres_schema import migrate
 from .rewind import FileChange, PromptMark, RewindStore
 from .sqlite import SqliteStore
 from .update_log import LogEntry, UpdateLogStore

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
-from ..errors import InvalidCursorError, SessionBusyError
+from ..errors import InvalidCursorError, SessionBusyError, UserError
 from ..json_text import json_text
 from ..runner.types import ClientMcpServer, HistoryLog, HttpMcpServer, McpServer, Session, SseMcpServer, StdioMcpServer
 
@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "InvalidCursorError",
     "JsonDict",
+    "SchemaTooNewError",
     "SessionPage",
     "SessionStore",
     "StoredSession",
@@ -70,6 +71,11 @@ class StoredSession:
     """Server-owned JSON (remembered permission answers, usage totals)."""
     version: int = 0
     """How many times the session was saved (a process compares it to spot another's turns)."""
+
+
+class SchemaTooNewError(UserError):
+    """The store was migrated by a newer ACP Kit: this one does not know its schema, and neither reads
+    nor writes it (SQLite and Postgres alike)."""
 
 
 class TurnBusyError(SessionBusyError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, LiteralString
 
-from ..errors import UserError
+from .base import SchemaTooNewError
 from .postgres_log import LOG_BATCH_MIGRATION, LOG_MIGRATION
 from .postgres_rewind import REWIND_MIGRATION
 
@@ -65,10 +65,6 @@ share a database (and a schema) with other applications and with LangGraph's che
 
 
 _MIGRATION_LOCK = 0x4143504B  # "ACPK": the advisory lock that serialises schema migrations
-
-
-class SchemaTooNewError(UserError):
-    """The database was migrated by a newer ACP Kit: this one does not know its schema."""
 
 
 async def migrate(

@@ -35,7 +35,7 @@ from .base import (
 )
 from .sqlite_log import LOG_TABLES
 from .sqlite_rewind import REWIND_TABLES, SqliteRewinding, cut_history
-from .sqlite_schema import SCHEMA_VERSION, migrate, read_transaction, write_transaction
+from .sqlite_schema import SCHEMA_VERSION, check_version, migrate, read_transaction, write_transaction
 from .update_log import LogEntry
 
 __all__ = ["SqliteStore"]
@@ -122,8 +122,7 @@ class SqliteStore(SqliteRewinding):
     def _connect(self) -> _Connection:
         db = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None, factory=_Connection)
         try:
-            version = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if version < SCHEMA_VERSION:
+            if check_version(db) < SCHEMA_VERSION:
                 migrate(db)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")

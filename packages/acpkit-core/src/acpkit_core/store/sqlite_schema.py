@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Generator
 from contextlib import contextmanager
 
-from .base import session_from_json, session_to_json
+from .base import SchemaTooNewError, session_from_json, session_to_json
 from .sqlite_rewind import REWIND_SCHEMA
 from .update_log import LOG_SCHEMA
 
@@ -58,13 +58,31 @@ SCHEMA_VERSION = 4
 rewind tables 2, without the update log 3: migrated on open)."""
 
 
+def check_version(db: sqlite3.Connection) -> int:
+    """The file's schema version; `SchemaTooNewError` when a newer ACP Kit migrated it.
+
+    An older process would otherwise read and write tables (or rows of a format) it does not know:
+    two versions sharing one state directory (an editor still running an agent started before an
+    upgrade) stop at the older one's next open, with a message saying so, rather than corrupt it.
+    """
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        (_, name, path) = db.execute("PRAGMA database_list").fetchone()
+        raise SchemaTooNewError(
+            f"the session store {path or name} is at schema version {version}, newer than this "
+            f"acpkit-core's ({SCHEMA_VERSION}): upgrade acpkit-core here, or give this agent a state "
+            "directory of its own (ACPKIT_STATE_DIR)"
+        )
+    return version
+
+
 def migrate(db: sqlite3.Connection) -> None:
     """Create the schema, or bring an older file to it (once, on first open by this version)."""
     existing = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
     if not existing:
         db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # only takes effect before the first table
     with write_transaction(db):
-        if int(db.execute("PRAGMA user_version").fetchone()[0]) >= SCHEMA_VERSION:
+        if check_version(db) == SCHEMA_VERSION:
             return  # another process migrated it meanwhile
         for stmt in SCHEMA.split(";"):
             if stmt.strip():
