@@ -87,6 +87,22 @@ async def test_content_block_mapper(mapper: str) -> None:
         ]
 
 
+@pytest.mark.parametrize("stream", [False, True])
+async def test_stream_tokens_decides_whether_tokens_are_sent(stream: bool) -> None:
+    """`stream_tokens=False` sends no token; turned on afterwards, the same handler sends them."""
+    graph = create_agent(FakeChatModel(script=[Reply(text=["Hello", " there"])]), tools=[])
+
+    def make(conn: Any, session_id: str) -> AcpCallbackHandler:
+        handler = AcpCallbackHandler(conn, session_id, stream_tokens=False)
+        handler.stream_tokens = stream
+        return handler
+
+    r = await _prompt_with_handler(graph, "hi", make)
+    assert [(u.content.type, u.content.text) for u in _chunks(r.updates)] == (
+        [("text", "Hello"), ("text", " there")] if stream else []
+    )
+
+
 @tool
 def note(text: str) -> str:
     """Notes something (sync: LangChain runs it in a worker thread)."""

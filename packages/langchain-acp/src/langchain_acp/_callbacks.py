@@ -168,6 +168,10 @@ class _ConnectionGate(PermissionGate):
         return decision
 
 
+def _ignore_token(*args: Any, **kwargs: Any) -> None:
+    """A model token, where the handler sends none."""
+
+
 class AcpCallbackHandler(AsyncCallbackHandler):
     """Reports LangChain model tokens and tool runs as ACP session updates, and gates every tool run."""
 
@@ -272,6 +276,22 @@ class AcpCallbackHandler(AsyncCallbackHandler):
     def tap_output_iter(self, run_id: UUID, output: Iterator[_T]) -> Iterator[_T]:
         """Pass the output through unchanged."""
         return output
+
+    @property
+    def stream_tokens(self) -> bool:
+        """Send model tokens and reasoning (off when something else streams them)."""
+        return self._stream_tokens
+
+    @stream_tokens.setter
+    def stream_tokens(self, value: bool) -> None:
+        self._stream_tokens = value
+        # Without tokens to send, a token is nothing to do: a plain function then stands for the
+        # coroutine method on this instance, which LangChain calls without making a coroutine per
+        # token (it still calls every handler of a run for every token).
+        if value:
+            self.__dict__.pop("on_llm_new_token", None)
+        else:
+            self.__dict__["on_llm_new_token"] = _ignore_token
 
     @property
     def ignore_llm(self) -> bool:
@@ -508,7 +528,7 @@ class AcpCallbackHandler(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Model tokens -> `agent_message_chunk`; reasoning -> `agent_thought_chunk`."""
-        if not self.stream_tokens:  # here only to watch fallbacks: nothing to do per token
+        if not self.stream_tokens:  # not reached: the setter puts `_ignore_token` in its place
             return
         binding = self._binding_for(run_id)
         if binding is None:
