@@ -36,7 +36,10 @@ class StampRunner:
         return "end_turn"
 
 
-agent = AcpAgent(StampRunner(), AgentOptions(name="bench", store=os.environ.get("BENCH_STORE", "memory")))
+# Every stamp its own chunk (`coalesce_ms=0`): the figures are per message on each transport.
+agent = AcpAgent(
+    StampRunner(), AgentOptions(name="bench", store=os.environ.get("BENCH_STORE", "memory"), coalesce_ms=0)
+)
 
 if __name__ == "__main__":
     from acpkit_core.server import run_stdio

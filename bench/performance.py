@@ -244,7 +244,17 @@ async def streaming(page: Page, sizes: Sizes) -> None:
         x = ratio(s.cpu, s.alone_cpu) if s.alone_cpu else ""
         alone_wall = ms(s.alone_wall, 1e6 / n) if s.alone_wall else ""
         rows.append(
-            [name, f"{n:,}", ms(s.cpu, 1e6 / n), alone_cpu, x, ms(s.wall, 1e6 / n), alone_wall, ms(s.writes, 1, 3)]
+            [
+                name,
+                f"{n:,}",
+                ms(s.cpu, 1e6 / n),
+                alone_cpu,
+                x,
+                ms(s.wall, 1e6 / n),
+                alone_wall,
+                ms(s.writes, 1, 3),
+                ms(s.messages, 1, 3),
+            ]
         )
         if n == max(sizes.deltas) and name in wire_bench.ALONE:
             page.summary.append([f"stream {n:,}: agent CPU / framework alone", name, x, "1.0x"])
@@ -256,10 +266,21 @@ async def streaming(page: Page, sizes: Sizes) -> None:
         "deltas and consuming every event as an adapter must (pydantic-ai `agent.run(..., "
         "event_stream_handler=...)`, as a turn runs it; the graph's `astream` with the runner's stream "
         "modes, `messages` and `updates`, with subgraphs). CPU of the agent process (all threads) for ours, "
-        "of the event loop's thread for alone; write system calls from `/proc/PID/io`. The bare SDK agent "
-        f"sends one `session_update` per delta. Median of {sizes.runs} (`bench/wire_bench.py`).\n\n"
+        "of the event loop's thread for alone; write system calls from `/proc/PID/io`; chunks read per delta "
+        "(ours merge the deltas that come within 2 ms of the last chunk sent, `coalesce_ms`). The bare SDK "
+        f"agent sends one `session_update` per delta. Median of {sizes.runs} (`bench/wire_bench.py`).\n\n"
         + table(
-            ["agent", "deltas", "CPU µs/delta", "alone", "ours / alone", "wall µs/delta", "alone", "writes/delta"],
+            [
+                "agent",
+                "deltas",
+                "CPU µs/delta",
+                "alone",
+                "ours / alone",
+                "wall µs/delta",
+                "alone",
+                "writes/delta",
+                "chunks/delta",
+            ],
             rows,
         )
     )
@@ -275,6 +296,7 @@ async def coalescing(page: Page, sizes: Sizes) -> None:
                 name,
                 f"{window:g}" + (" (before)" if window == 0 else " (default)"),
                 ms(w.writes, 1, 3),
+                ms(w.messages, 1, 3),
                 ms(w.first, 1000, 2),
                 ms(w.p50, 1000, 2) if w.p50 else "-",
                 ms(w.p99, 1000, 2) if w.p99 else "-",
@@ -285,19 +307,34 @@ async def coalescing(page: Page, sizes: Sizes) -> None:
         before, after = results.get((name, 0.0)), results.get((name, 2.0))
         if before and after:
             delta = (statistics.median(after.first) - statistics.median(before.first)) * 1000
-            page.summary.append(["first update, default window against none", name, f"{delta:+.2f} ms", "+3 ms"])
+            page.summary.append(["first update, default windows against none", name, f"{delta:+.2f} ms", "+3 ms"])
     page.sections.append(
-        "## Write coalescing\n\n"
+        "## Write coalescing and chunk merging\n\n"
         "Streamed updates sent within `write_window_ms` (2 ms by default) of the last write share one "
         "write, each still its own message, in order; the answer to the prompt, a request to the client "
         "and the first update after a pause go at once (see [Write coalescing](core/sessions.md#write-coalescing)). "
-        "Window 0 is one write per message, as before. Each configuration in a fresh process, interleaved, "
+        "Text deltas that come within `coalesce_ms` (2 ms by default) of the last chunk sent are merged into "
+        "one chunk, sent at the window's end; the first delta after a pause goes at once (see "
+        "[Chunk merging](core/sessions.md#chunk-merging)). Window 0 is both off: one write per message "
+        "and one chunk per delta, as before. Each configuration in a fresh process, interleaved, "
         f"{deltas:,} deltas; the first update is the prompt sent to the first chunk read; p50 and p99 are each "
         "pydantic delta's latency from pydantic-ai's model producing it to the client reading it. "
         "The tests' fake chat model never awaits between chunks, so LangGraph runs it to its end before "
         "the runner sees the first chunk: its first update is the whole run's, whatever the window. "
         f"Median of {sizes.runs} (`bench/wire_bench.py`).\n\n"
-        + table(["agent", "window ms", "writes/delta", "first update ms", "p50 ms", "p99 ms", "CPU µs/delta"], rows)
+        + table(
+            [
+                "agent",
+                "window ms",
+                "writes/delta",
+                "chunks/delta",
+                "first update ms",
+                "p50 ms",
+                "p99 ms",
+                "CPU µs/delta",
+            ],
+            rows,
+        )
     )
 
 

@@ -217,7 +217,7 @@ async def main() -> None:
     n = args.tokens
     base = await timed(lambda: alone(streaming_agent(n)), args.repeat)
     bare = await timed(lambda: runner_alone(streaming_agent(n)), args.repeat)
-    acp = await timed(lambda: over_acp(streaming_agent(n)), args.repeat) - setup
+    acp = await timed(lambda: over_acp(streaming_agent(n), coalesce_ms=0), args.repeat) - setup
     merged = await timed(lambda: over_acp(streaming_agent(n), coalesce_ms=5.0), args.repeat) - setup
     stdio = await over_stdio(n, args.repeat)
     print(f"streaming {n} text deltas (median of {args.repeat}; ACP minus {setup * 1e3:.1f} ms session setup)")

@@ -13,10 +13,12 @@ A prompt `N` streams N text deltas, read by a raw client that only splits lines.
    as a turn runs it, the graph's `astream(stream_mode=["messages", "updates"], subgraphs=True)` as
    the runner streams it; both consuming every event, as an adapter must). CPU of the agent process
    (every thread, from `schedstat`) for our prompt, CPU of the event loop's thread for alone; wall
-   time; `write(2)` calls per delta (`syscw` of `/proc/PID/io`). Medians of `--runs`.
-2. The write window (`write_window_ms`; 0 is one write per message, as before the window existed):
-   each window in a process of its own, interleaved run by run, `--deltas`' largest: writes per
-   delta; the first update (the prompt written to the first `agent_message_chunk` read); each
+   time; `write(2)` calls per delta (`syscw` of `/proc/PID/io`); chunks read per delta (deltas within
+   `coalesce_ms` of each other merge). Medians of `--runs`.
+2. The windows (`--windows`, each both the write window `write_window_ms` and the chunk-merging
+   window `coalesce_ms`; 0 is one write per message and one chunk per delta, as before either
+   existed): each in a process of its own, interleaved run by run, `--deltas`' largest: writes and
+   chunks per delta; the first update (the prompt written to the first `agent_message_chunk` read); each
    pydantic delta's latency from pydantic-ai's model producing it to the client reading it (it
    carries its wall-clock time; both ends on this machine), p50 and p99.
 3. Sessions at once: `--sessions` sessions of one agent process, each sent a prompt of
@@ -67,7 +69,8 @@ async def alone(params: dict) -> dict:
     await asyncio.gather(*runs)
     return {"wall": time.perf_counter() - start, "cpu": time.thread_time() - cpu}
 
-window = {} if sys.argv[1] == "default" else {"write_window_ms": float(sys.argv[1])}
+# A window in ms for both the write window and chunk merging (0: as before either existed).
+window = {} if sys.argv[1] == "default" else {"write_window_ms": float(sys.argv[1]), "coalesce_ms": float(sys.argv[1])}
 run_acp(agent, store="memory", extensions=extensions, **window)
 """
 
@@ -97,7 +100,8 @@ async def alone(params: dict) -> dict:
     await asyncio.gather(*(one(params["deltas"]) for _ in range(params.get("runs", 1))))
     return {"wall": time.perf_counter() - start, "cpu": time.thread_time() - cpu}
 
-window = {} if sys.argv[1] == "default" else {"write_window_ms": float(sys.argv[1])}
+# A window in ms for both the write window and chunk merging (0: as before either existed).
+window = {} if sys.argv[1] == "default" else {"write_window_ms": float(sys.argv[1]), "coalesce_ms": float(sys.argv[1])}
 run_acp(graph, store="memory", extensions=extensions, **window)
 """
 
@@ -161,6 +165,8 @@ class StreamingAgent:
         """`perf_counter()` when the prompt's first agent message chunk was read."""
         self.latencies: list[float] = []
         """Each pydantic delta's seconds from its model producing it to this client reading it."""
+        self.chunks = 0
+        """`agent_message_chunk`s read of the current prompt (fewer than its deltas where they merge)."""
 
     @classmethod
     async def start(cls, name: str, window: str = "default") -> StreamingAgent:
@@ -181,11 +187,14 @@ class StreamingAgent:
         while line := await self.process.stdout.readline():
             if b'"method"' in line[:40]:
                 if b"agent_message_chunk" in line:
+                    self.chunks += 1
                     if self.first is None:
                         self.first = time.perf_counter()
                     if self.name == "pydantic-acp":
-                        stamp = float(json.loads(line)["params"]["update"]["content"]["text"])
-                        self.latencies.append(time.time() - stamp)
+                        # A chunk carries the stamps of the deltas merged into it, one per delta.
+                        now = time.time()
+                        text = json.loads(line)["params"]["update"]["content"]["text"]
+                        self.latencies.extend(now - float(stamp) for stamp in text.split())
                 continue
             message = json.loads(line)
             if message.get("id") == self.next_id:
@@ -201,6 +210,7 @@ class StreamingAgent:
         """One prompt of `deltas` deltas: (wall s, agent CPU s, writes, seconds to the first chunk)."""
         self.first = None
         self.latencies = []
+        self.chunks = 0
         pid = self.process.pid
         w0, c0, t0 = writes(pid), cpu_seconds(pid), time.perf_counter()
         result = await self.call(
@@ -254,6 +264,8 @@ class Stream:
     wall: list[float] = field(default_factory=list[float])
     cpu: list[float] = field(default_factory=list[float])
     writes: list[float] = field(default_factory=list[float])
+    messages: list[float] = field(default_factory=list[float])
+    """Chunks read per delta."""
     alone_wall: list[float] = field(default_factory=list[float])
     alone_cpu: list[float] = field(default_factory=list[float])
 
@@ -275,6 +287,7 @@ async def stream_figures(deltas: list[int], runs: int) -> dict[tuple[str, int], 
                     figures.wall.append(wall)
                     figures.cpu.append(cpu)
                     figures.writes.append(count / n)
+                    figures.messages.append(agent.chunks / n)
                     if name in ALONE:
                         wall, cpu = await agent.alone(n)
                         figures.alone_wall.append(wall)
@@ -290,6 +303,8 @@ class Window:
 
     writes: list[float] = field(default_factory=list[float])
     """write(2) calls per delta."""
+    messages: list[float] = field(default_factory=list[float])
+    """Chunks read per delta."""
     first: list[float] = field(default_factory=list[float])
     """Seconds from the prompt to the first chunk."""
     p50: list[float] = field(default_factory=list[float])
@@ -316,6 +331,7 @@ async def window_figures(
                 await agent.stop()
             into = results[(name, window)]
             into.writes.append(count / deltas)
+            into.messages.append(agent.chunks / deltas)
             into.first.append(first)
             into.cpu.append(cpu / deltas)
             into.wall.append(wall)
@@ -367,7 +383,7 @@ def med(values: list[float], scale: float = 1.0) -> float:
 def report_streams(results: dict[tuple[str, int], Stream]) -> list[str]:
     lines = [
         f"{'agent':<16}{'deltas':>7}{'CPU µs/delta':>14}{'alone':>9}{'ratio':>7}{'wall µs/delta':>15}{'alone':>9}"
-        f"{'writes/delta':>14}"
+        f"{'writes/delta':>14}{'chunks/delta':>14}"
     ]
     for (name, n), s in results.items():
         cpu, wall = med(s.cpu, 1e6 / n), med(s.wall, 1e6 / n)
@@ -376,7 +392,7 @@ def report_streams(results: dict[tuple[str, int], Stream]) -> list[str]:
         alone_cells = f"{alone_cpu:>9.1f}{ratio:>7}{wall:>15.1f}{alone_wall:>9.1f}" if s.alone_cpu else ""
         if not s.alone_cpu:
             alone_cells = f"{'':>9}{'':>7}{wall:>15.1f}{'':>9}"
-        lines.append(f"{name:<16}{n:>7}{cpu:>14.1f}{alone_cells}{med(s.writes):>14.3f}")
+        lines.append(f"{name:<16}{n:>7}{cpu:>14.1f}{alone_cells}{med(s.writes):>14.3f}{med(s.messages):>14.3f}")
     return lines
 
 
@@ -390,11 +406,17 @@ def report_concurrent(results: dict[str, Concurrent]) -> list[str]:
 
 
 def report_windows(results: dict[tuple[str, float], Window]) -> list[str]:
-    lines = [f"{'agent':<16}{'window ms':>10}{'writes/delta':>14}{'first update ms':>17}{'p50 ms':>8}{'p99 ms':>8}"]
+    lines = [
+        f"{'agent':<16}{'window ms':>10}{'writes/delta':>14}{'chunks/delta':>14}{'first update ms':>17}"
+        f"{'p50 ms':>8}{'p99 ms':>8}"
+    ]
     for (name, window), w in results.items():
         p50 = f"{med(w.p50, 1e3):.2f}" if w.p50 else "-"
         p99 = f"{med(w.p99, 1e3):.2f}" if w.p99 else "-"
-        lines.append(f"{name:<16}{window:>10g}{med(w.writes):>14.3f}{med(w.first, 1e3):>17.2f}{p50:>8}{p99:>8}")
+        lines.append(
+            f"{name:<16}{window:>10g}{med(w.writes):>14.3f}{med(w.messages):>14.3f}{med(w.first, 1e3):>17.2f}"
+            f"{p50:>8}{p99:>8}"
+        )
     return lines
 
 

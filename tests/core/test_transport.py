@@ -93,14 +93,19 @@ class Unicode:
         return "end_turn"
 
 
-async def test_streamed_text_reaches_the_client_exactly_including_odd_unicode() -> None:
-    async with AcpTestClient.connect(AcpAgent(Unicode(), AgentOptions(store="memory"))) as c:
+@pytest.mark.parametrize("merged", [False, True])
+async def test_streamed_text_reaches_the_client_exactly_including_odd_unicode(merged: bool) -> None:
+    options = AgentOptions(store="memory") if merged else AgentOptions(store="memory", coalesce_ms=0)
+    async with AcpTestClient.connect(AcpAgent(Unicode(), options)) as c:
         await c.initialize()
         sid = await c.new_session()
         r = await c.prompt("go", session_id=sid)
         _, loaded = await c.load_session(sid)
     chunks = [u.content.text for u in r.updates if isinstance(u, AgentMessageChunk)]  # type: ignore[union-attr]
-    assert chunks == ["naïve ", "☃ ", "a\ud800b ", "𝄞"]
+    if merged:  # the first piece at once, the others (within the window) merged, or not if the machine stalled
+        assert chunks[0] == "naïve " and "".join(chunks) == "naïve ☃ a\ud800b 𝄞"
+    else:
+        assert chunks == ["naïve ", "☃ ", "a\ud800b ", "𝄞"]
     assert r.stop_reason == "end_turn"
     replayed = [u.content.text for u in loaded if isinstance(u, AgentMessageChunk)]  # type: ignore[union-attr]
     assert "".join(replayed) == "naïve ☃ a\ud800b 𝄞"

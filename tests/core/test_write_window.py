@@ -202,7 +202,8 @@ def _kinds(messages: list[dict[str, Any]]) -> list[str]:
 async def test_a_turn_streams_every_update_in_order_before_its_answer_and_its_question() -> None:
     """A minute's window: the answer and the permission question alone bring the updates out, in order."""
     words = [f"w{i}" for i in range(300)]
-    agent = AcpAgent(ScriptedRunner(), AgentOptions(store="memory", write_window_ms=MINUTE_MS))
+    # Every word its own chunk (no merging), so that every message must wait for the window.
+    agent = AcpAgent(ScriptedRunner(), AgentOptions(store="memory", write_window_ms=MINUTE_MS, coalesce_ms=0))
     async with served(agent) as client:
         created = await client.call(1, "session/new", {"cwd": tempfile.gettempdir(), "mcpServers": []})
         sid = created[-1]["result"]["sessionId"]
@@ -249,7 +250,8 @@ async def stream(messages, info):
     for i in range(int(messages[-1].parts[-1].content)):
         yield f"t{i} "
 
-window = {} if sys.argv[1] == "default" else {"write_window_ms": float(sys.argv[1])}
+# "0": one write per message and every delta its own chunk, as before the write window and merging.
+window = {} if sys.argv[1] == "default" else {"write_window_ms": float(sys.argv[1]), "coalesce_ms": 0}
 run_acp(Agent(FunctionModel(stream_function=stream, model_name="w")), store="memory", **window)
 """
 

@@ -55,7 +55,11 @@ async def test_text_and_thinking_stream_as_chunks_in_order() -> None:
     assert r.thoughts == "Let me think."
     assert r.text == "Hello world"
     kinds = [k for k in r.kinds if k in ("agent_thought_chunk", "agent_message_chunk")]
-    assert kinds == ["agent_thought_chunk", "agent_thought_chunk", "agent_message_chunk", "agent_message_chunk"]
+    # Deltas a few ms apart may share a chunk (`coalesce_ms`); the thinking always comes first.
+    assert [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k] == [
+        "agent_thought_chunk",
+        "agent_message_chunk",
+    ]
     usage_updates = [u for u in r.updates if isinstance(u, UsageUpdate)]
     assert len(usage_updates) == 1 and usage_updates[0].size == 100_000 and usage_updates[0].used > 0
     assert r.usage is not None and r.usage.output_tokens > 0

@@ -30,7 +30,9 @@ MINUTE_MS = 60_000.0
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncGenerator[RemoteServer]:
     store = str(tmp_path_factory.mktemp("window") / "sessions.sqlite3")
-    agent = AcpAgent(ScriptedRunner(), AgentOptions(name="window", store=store, write_window_ms=MINUTE_MS))
+    # Every word its own chunk (no merging): each message must wait for the window.
+    options = AgentOptions(name="window", store=store, write_window_ms=MINUTE_MS, coalesce_ms=0)
+    agent = AcpAgent(ScriptedRunner(), options)
     async with RemoteServer(agent, ServeOptions(port=0)) as running:
         yield running
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 from acp.schema import ToolKind
 
 from .errors import UserError
+from .runner.emitter import COALESCE_MS
 from .runner.host_tools import HostTools
 from .runner.protocols import CommandHandler
 
@@ -153,8 +154,11 @@ class AgentOptions:
     arguments, the output as code, a terminal or search results (`{"run_sql": ToolPresentation(...)}`;
     `TOOL_PRESETS` covers common file, shell and web tools). See
     [`acpkit_core.runner.tool_presentation`][acpkit_core.runner.tool_presentation]."""
-    coalesce_ms: float = 0.0
-    """Merge text/thought deltas arriving within this window into one chunk (0: off)."""
+    coalesce_ms: float = COALESCE_MS
+    """Text and thought deltas that come within this window of the last chunk sent are merged into one
+    chunk, sent at the window's end; the first delta after a pause goes at once, and deltas merge only
+    within one message (0: every delta is its own chunk). See
+    [Chunk merging](../core/sessions.md#chunk-merging)."""
     write_window_ms: float = 2.0
     """Streamed updates sent within this window of the last write share one write (one system call),
     each still its own message, in order; a response or a request to the client goes at once with

@@ -6,7 +6,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from acp.schema import (
     AgentMessageChunk,
@@ -33,10 +33,17 @@ if TYPE_CHECKING:
 from .notices import notice_update
 from .updates import MessageBlock, Sender, SessionUpdate, WireUpdate, update_to_json
 
-__all__ = ["TurnEmitter"]
+__all__ = ["COALESCE_MS", "MERGED_CHARS", "TurnEmitter"]
 
 
 _CHUNK_KINDS: dict[str, str] = {"text": "agent_message_chunk", "thought": "agent_thought_chunk"}
+
+
+COALESCE_MS: Final = 2.0
+"""The default chunk-merging window (`AgentOptions.coalesce_ms`), well under what a person can see."""
+
+MERGED_CHARS: Final = 16_384
+"""Past this many characters waiting, merged deltas are sent at once, whatever the window."""
 
 
 def _locations(locations: Sequence[tuple[str, int | None]]) -> list[ToolCallLocation]:
@@ -59,7 +66,7 @@ class TurnEmitter:
         self,
         send: Sender,
         *,
-        coalesce_ms: float = 0.0,
+        coalesce_ms: float = COALESCE_MS,
         context_window: int | None = None,
         show_thoughts: bool = True,
         session_cost: float | None = None,
@@ -84,9 +91,13 @@ class TurnEmitter:
         self._message_ids: dict[str, str] = {}
         self._buffer_kind: Literal["text", "thought"] | None = None
         self._buffer: list[str] = []
-        self._buffer_started = 0.0
+        self._buffer_message: str | None = None
+        self._buffer_chars = 0
+        self._chunk_sent = -1e9
+        """When the last merged chunk (or the first after a pause) was sent: its window's start."""
         self._timer: asyncio.TimerHandle | None = None
         self._flush_task: asyncio.Task[None] | None = None
+        self._flush_error: Exception | None = None
         self._last_plan: list[PlanItem] | None = None
         self._summarized: set[str] = set()  # compactions whose summary was streamed
         self.plan_state: TurnPlan | None = None
@@ -119,11 +130,11 @@ class TurnEmitter:
             self.recorded.append(wire)
         await self._send(wire)
 
-    async def _chunk(self, kind: Literal["text", "thought"], delta: str) -> None:
+    async def _chunk(self, kind: Literal["text", "thought"], delta: str, message_id: str | None = None) -> None:
         # What `update_to_json(AgentMessageChunk(...))` gives, without building and dumping models per token.
         wire: WireUpdate = {
             "content": {"text": delta, "type": "text"},
-            "messageId": self._message_id(kind),
+            "messageId": message_id or self._message_id(kind),
             "sessionUpdate": _CHUNK_KINDS[kind],
         }
         self.recorded.append(wire)
@@ -146,33 +157,53 @@ class TurnEmitter:
             await self._buffered("thought", delta)
 
     async def _buffered(self, kind: Literal["text", "thought"], delta: str) -> None:
-        if self._buffer_kind is not None and self._buffer_kind != kind:
-            await self.flush()
+        message_id = self._message_id(kind)
+        if self._buffer and (self._buffer_kind != kind or self._buffer_message != message_id):
+            await self.flush()  # only deltas of one message merge
         now = time.monotonic()
         if not self._buffer:
-            self._buffer_started = now
+            if now - self._chunk_sent >= self._window:  # after a pause: at once, and a window opens
+                self._chunk_sent = now
+                await self._chunk(kind, delta)
+                return
             self._buffer_kind = kind
-            self._timer = asyncio.get_running_loop().call_later(self._window, self._on_timer)
+            self._buffer_message = message_id
+            self._timer = asyncio.get_running_loop().call_later(self._chunk_sent + self._window - now, self._on_timer)
         self._buffer.append(delta)
-        if now - self._buffer_started >= self._window:
+        self._buffer_chars += len(delta)
+        # Past the window (a model that never yields to the loop) or past the size: now.
+        if now - self._chunk_sent >= self._window or self._buffer_chars >= MERGED_CHARS:
             await self.flush()
 
     def _on_timer(self) -> None:
         self._timer = None
         if self._buffer:
-            self._flush_task = asyncio.ensure_future(self.flush())
+            self._flush_task = asyncio.ensure_future(self._timed_flush())
+
+    async def _timed_flush(self) -> None:
+        try:
+            await self.flush()
+        except (ConnectionError, RuntimeError):  # the client left: the turn ends on its own
+            pass
+        except Exception as error:  # nobody awaits this task: the turn's next flush raises it
+            self._flush_error = error
 
     async def flush(self) -> None:
-        """Send buffered deltas now (called before every other update and at the end of the turn)."""
+        """Send merged deltas now (called before every other update and at the end of the turn)."""
+        if self._flush_error is not None:
+            error, self._flush_error = self._flush_error, None
+            raise error
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if not self._buffer or self._buffer_kind is None:
             return
-        kind, text = self._buffer_kind, "".join(self._buffer)
+        kind, text, message_id = self._buffer_kind, "".join(self._buffer), self._buffer_message
         self._buffer.clear()
+        self._buffer_chars = 0
         self._buffer_kind = None
-        await self._chunk(kind, text)
+        self._chunk_sent = time.monotonic()
+        await self._chunk(kind, text, message_id)
 
     async def user_message(self, blocks: Sequence[Any], *, message_id: str | None = None) -> None:
         """Record the user's prompt as `user_message_chunk`s (kept for replay, not sent), all with
