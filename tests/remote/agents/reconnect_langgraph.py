@@ -49,4 +49,5 @@ agent = create_acp_agent(
     name="reconnect-langgraph",
     store=os.environ["REPLICA_STORE"],
     permission_policy=PermissionPolicy(ask=("write_note",)),
+    coalesce_ms=0,  # every delta its own update: a cut turn must give back the reference's updates one by one
 )

@@ -157,8 +157,7 @@ class AgentOptions:
     coalesce_ms: float = COALESCE_MS
     """Text and thought deltas that come within this window of the last chunk sent are merged into one
     chunk, sent at the window's end; the first delta after a pause goes at once, and deltas merge only
-    within one message (0: every delta is its own chunk). See
-    [Chunk merging](../core/sessions.md#chunk-merging)."""
+    within one message (0: every delta is its own chunk). See "Chunk merging" in the sessions guide."""
     write_window_ms: float = 2.0
     """Streamed updates sent within this window of the last write share one write (one system call),
     each still its own message, in order; a response or a request to the client goes at once with

@@ -55,8 +55,11 @@ class TurnEmitter:
 
     Every update that belongs to the conversation is kept, as its wire JSON, in
     [`recorded`][acpkit_core.runner.emitter.TurnEmitter.recorded] so the server can store it in
-    the transcript when the turn ends. With `coalesce_ms > 0`, text and thought deltas that
-    arrive within the window are merged into one chunk.
+    the transcript when the turn ends. With `coalesce_ms > 0` (the server passes
+    `AgentOptions.coalesce_ms`, `COALESCE_MS` by default), the first text or thought delta after a
+    pause is sent at once and the deltas that come within the window of it are merged into one
+    chunk; whoever makes an emitter with a window calls `flush()` when its run ends (the server does
+    at the end of every turn). Made without one, it sends every delta as its own chunk.
 
     Text and thought chunks, one per token, are built as wire JSON directly; the other updates
     are built as the SDK's models (validated) and dumped once, for sending and recording alike.
@@ -66,7 +69,7 @@ class TurnEmitter:
         self,
         send: Sender,
         *,
-        coalesce_ms: float = COALESCE_MS,
+        coalesce_ms: float = 0.0,
         context_window: int | None = None,
         show_thoughts: bool = True,
         session_cost: float | None = None,
