@@ -8,6 +8,11 @@ so that no test depends on the machine's speed. Driven through a real ACP connec
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
 
 import pytest
 from acp.schema import AgentMessageChunk, AgentThoughtChunk
@@ -16,7 +21,7 @@ from acpkit_core.runner.emitter import COALESCE_MS, MERGED_CHARS, TurnEmitter
 from acpkit_core.runner.protocols import Turn
 from acpkit_core.runner.types import StopReason
 from acpkit_core.runner.updates import WireUpdate
-from acpkit_core.server import AcpAgent
+from acpkit_core.server import AcpAgent, serve_streams
 from acpkit_core.testing import AcpTestClient
 
 WINDOW_MS = 1_000.0
@@ -170,3 +175,54 @@ async def test_merged_deltas_go_at_once_past_the_size_bound() -> None:
 
 def test_merging_is_on_by_default() -> None:
     assert AgentOptions().coalesce_ms == COALESCE_MS > 0
+
+
+class ReadAfterText:
+    """Text, then a file read from the client (outside any tool call), then more text."""
+
+    async def run_turn(self, turn: Turn) -> StopReason:
+        await turn.emit.text("Reading ")
+        await turn.emit.text("the file")
+        text = await turn.host.read_text_file(os.path.join(turn.session.cwd, "notes.txt"))
+        await turn.emit.text(f": {text}")
+        return "end_turn"
+
+
+async def test_a_file_request_goes_after_the_text_waiting_to_merge(tmp_path: Path) -> None:
+    """A raw client over a socket pair sees every message in order: the text streamed before the
+    request arrives before the request, though the window (a minute) would hold it."""
+    agent = AcpAgent(ReadAfterText(), AgentOptions(store="memory", coalesce_ms=60_000.0))
+    a, b = socket.socketpair()
+    agent_reader, agent_writer = await asyncio.open_connection(sock=a)
+    reader, writer = await asyncio.open_connection(sock=b)
+    server = asyncio.ensure_future(serve_streams(agent, agent_reader, agent_writer))
+    order: list[str] = []
+
+    async def call(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        writer.write(
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n"
+        )
+        while True:
+            message = json.loads(await asyncio.wait_for(reader.readline(), 30))
+            if message.get("method") == "session/update":
+                update = message["params"]["update"]
+                if update["sessionUpdate"] == "agent_message_chunk":
+                    order.append(update["content"]["text"])
+            elif message.get("method") == "fs/read_text_file":
+                order.append("<read>")
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"content": "three lines"}}
+                writer.write(json.dumps(answer).encode() + b"\n")
+            elif message.get("id") == request_id:
+                return message["result"]
+
+    try:
+        capabilities = {"fs": {"readTextFile": True, "writeTextFile": False}}
+        await call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
+        sid = (await call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"]
+        result = await call(2, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]})
+    finally:
+        writer.close()
+        await asyncio.wait_for(server, 10)
+        agent_writer.close()
+    assert result["stopReason"] == "end_turn"
+    assert order == ["Reading ", "the file", "<read>", ": three lines"]

@@ -25,6 +25,7 @@ from ..runner.tool_presentation import ToolPresentation
 from ..runner.tool_presenter import ToolPresenter
 from ..runner.types import ClientInfo, PermissionDecision, PlanItem, Session
 from .file_changes import FileLedger, RecordingHost
+from .flush_first import FlushFirst
 
 if TYPE_CHECKING:
     from acp import Client
@@ -80,8 +81,10 @@ class ServerTurn:
         self._emit = emitter
         self._client = client
         self._conn = conn
-        self._tools: ClientConnection | None = workspace if workspace is not None else conn
-        """Where the host's file and terminal requests go: the client, or the server's workspace."""
+        tools: ClientConnection | None = workspace if workspace is not None else conn
+        self._tools = FlushFirst(tools, emitter.flush) if tools is not None else None
+        """Where the host's file and terminal requests go: the client, or the server's workspace (after
+        the text waiting to be merged, `FlushFirst`)."""
         self._mode = mode
         self._tool_kinds = tool_kinds
         self._allowed_paths = allowed_paths
