@@ -143,6 +143,16 @@ def test_an_unknown_keyword_is_refused_with_the_list_of_options(adapter: str) ->
         ADAPTERS[adapter](context_windw=1)
 
 
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+@pytest.mark.parametrize("option", ["coalesce_ms", "write_window_ms", "transcript_flush_ms"])
+@pytest.mark.parametrize("value", [-1, float("nan"), float("inf"), "2", True])
+def test_a_window_that_is_not_a_finite_number_of_milliseconds_is_refused(
+    adapter: str, option: str, value: object
+) -> None:
+    with pytest.raises(UserError, match=rf"{option} must be a number of milliseconds, 0 or more \(got "):
+        ADAPTERS[adapter](**{option: value})
+
+
 @pytest.mark.parametrize("module", [pydantic_acp, langchain_acp])
 def test_run_acp_takes_the_same_keywords_as_create_acp_agent(module: ModuleType) -> None:
     create = inspect.signature(module.create_acp_agent).parameters

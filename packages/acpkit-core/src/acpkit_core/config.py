@@ -7,6 +7,7 @@ and pass them here, so each option means the same thing everywhere.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict
@@ -213,6 +214,13 @@ class AgentOptions:
     session opens and around every turn, shown when it changed; with `set_plan`, the model's changes go to
     it. `None`: the model's plan (its plan tool, `todos`, a `PlanOutput` answer) is the plan."""
 
+    def __post_init__(self) -> None:
+        """Refuse a window or an interval that is not a finite number of milliseconds, 0 or more."""
+        for name in _MILLISECOND_OPTIONS:
+            value: object = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+                raise UserError(f"{name} must be a number of milliseconds, 0 or more (got {value!r})")
+
 
 class AgentOptionsKwargs(TypedDict, total=False):
     """[`AgentOptions`][acpkit_core.config.AgentOptions] as keyword arguments of an adapter's entry points.
@@ -271,3 +279,5 @@ def agent_options(
 
 
 _OPTION_NAMES = frozenset(AgentOptionsKwargs.__annotations__)
+
+_MILLISECOND_OPTIONS = ("coalesce_ms", "write_window_ms", "transcript_flush_ms")
