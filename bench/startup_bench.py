@@ -14,9 +14,11 @@ by run; the figure is the median over `--runs`:
   Spawn to the `initialize` answer, and spawn to the answer of the first `session/prompt`
   (`initialize`, `session/new` and the prompt each sent as soon as the previous answer is read);
 - the framework alone behind a bare stdio loop: a script that imports the framework, builds the
-  same agent or graph, reads one line from stdin and streams one run (pydantic-ai's
-  `run_stream_events`; the graph's `astream` with the stream modes the adapter uses), then writes
-  one line. Spawn to that line;
+  same agent or graph and says so (one line: spawn to that line is the floor under any adapter's
+  `initialize`, shown in that column: an agent script imports its framework before the adapter
+  runs), reads one line from stdin and streams one run (pydantic-ai's `run_stream_events`; the
+  graph's `astream` with the stream modes the adapter uses), then writes one line. Spawn to that
+  line;
 - the bare SDK agent (`bench/server_bench.py`'s): spawn to `initialize`, and to its first prompt.
 
 Bytecode: "cached" runs with `PYTHONPYCACHEPREFIX` pointing at a cache the warm-up runs filled (as an
@@ -63,6 +65,8 @@ async def stream(messages, info):
     yield "world"
 
 agent = Agent(FunctionModel(stream_function=stream, model_name="bench"), name="bench")
+sys.stdout.write('{"ready": true}\\n')  # the framework imported and the agent built
+sys.stdout.flush()
 
 async def main():
     text = json.loads(sys.stdin.readline())["text"]
@@ -92,6 +96,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 graph = create_agent(GenericFakeChatModel(messages=iter([AIMessage(content="hello world")])), tools=[])
+sys.stdout.write('{"ready": true}\\n')  # the framework imported and the graph built
+sys.stdout.flush()
 
 async def main():
     text = json.loads(sys.stdin.readline())["text"]
@@ -166,6 +172,10 @@ async def one_start(name: str, workdir: Path, env: dict[str, str], into: Start) 
 
     try:
         if protocol == "loop":
+            if not await stdout.readline():  # the framework imported and the agent built: the floor
+                raise RuntimeError(f"{name} exited before it was ready")
+            into.initialize.append(time.perf_counter() - start)
+            into.initialize_cpu.append(cpu_seconds(process.pid))
             stdin.write(json.dumps({"text": "stream 2"}).encode() + b"\n")
             await stdin.drain()
             if not await stdout.readline():
@@ -232,8 +242,10 @@ def ms(values: list[float]) -> float:
 
 def report(results: dict[tuple[str, str], Start]) -> list[str]:
     """The table as text lines: wall ms (agent CPU ms) and the ratios of each."""
-    head = f"{'bytecode':<10}{'agent':<20}{'initialize':>16}{'x bare SDK':>14}{'first prompt':>16}{'x alone':>14}"
-    lines = [head, f"{'':<30}{'wall (CPU) ms':>16}{'wall (CPU)':>14}{'wall (CPU) ms':>16}{'wall (CPU)':>14}"]
+    head = f"{'bytecode':<10}{'agent':<20}{'initialize':>16}{'x bare SDK':>14}{'+ framework':>14}"
+    head += f"{'first prompt':>16}{'x alone':>14}"
+    units = f"{'':<30}{'wall (CPU) ms':>16}{'wall (CPU)':>14}{'ms':>14}{'wall (CPU) ms':>16}{'wall (CPU)':>14}"
+    lines = [head, units]
     for (mode, name), start in results.items():
         bare = results.get((mode, "bare SDK agent"))
         alone = results.get((mode, FRAMEWORK_OF.get(name, "")))
@@ -242,12 +254,15 @@ def report(results: dict[tuple[str, str], Start]) -> list[str]:
         if bare is not None and start.initialize and name != "bare SDK agent":
             wall = ms(start.initialize) / ms(bare.initialize)
             x_bare = f"{wall:.2f} ({ms(start.initialize_cpu) / ms(bare.initialize_cpu):.2f})"
+        beyond = ""
+        if alone is not None and start.initialize and alone.initialize:
+            beyond = f"{ms(start.initialize) - ms(alone.initialize):+.0f}"
         first = f"{ms(start.first_prompt):.0f} ({ms(start.first_prompt_cpu):.0f})"
         x_alone = ""
         if alone is not None:
             wall = ms(start.first_prompt) / ms(alone.first_prompt)
             x_alone = f"{wall:.2f} ({ms(start.first_prompt_cpu) / ms(alone.first_prompt_cpu):.2f})"
-        lines.append(f"{mode:<10}{name:<20}{init:>16}{x_bare:>14}{first:>16}{x_alone:>14}")
+        lines.append(f"{mode:<10}{name:<20}{init:>16}{x_bare:>14}{beyond:>14}{first:>16}{x_alone:>14}")
     return lines
 
 
