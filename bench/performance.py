@@ -83,7 +83,7 @@ class Sizes:
 
 FULL = Sizes(
     runs=5,
-    start_runs=7,
+    start_runs=11,
     cache="both",
     deltas=(1, 1000, 10_000),
     sessions_at_once=50,

@@ -74,12 +74,17 @@ class EmbeddedCheckpointer:
                     private_file(self.path)
                     # No statement cache: a cached statement keeps its last parameters and the buffer
                     # it read a value into, so one big message would stay in memory for good.
-                    self._conn = await aiosqlite.connect(str(self.path), cached_statements=0)
-                    await self._conn.execute("PRAGMA journal_mode=WAL")
-                    # As the session store: a committed checkpoint survives the process being killed.
-                    await self._conn.execute("PRAGMA synchronous=NORMAL")
-                    saver = MessageSqliteSaver(self._conn)
-                    await saver.setup()
+                    conn = await aiosqlite.connect(str(self.path), cached_statements=0)
+                    try:
+                        await conn.execute("PRAGMA journal_mode=WAL")
+                        # As the session store: a committed checkpoint survives the process being killed.
+                        await conn.execute("PRAGMA synchronous=NORMAL")
+                        saver = MessageSqliteSaver(conn)
+                        await saver.setup()  # a file a newer langchain-acp migrated: SchemaTooNewError
+                    except BaseException:
+                        await conn.close()  # the next turn tries again, on a connection of its own
+                        raise
+                    self._conn = conn
                     self._saver = self._messages = saver
             return self._saver
 

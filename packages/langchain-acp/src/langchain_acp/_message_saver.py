@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any, cast
 
+from acpkit_core.store import pending_steps
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -66,17 +67,31 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-__all__ = ["MessageSqliteSaver", "MessagesOnce"]
+__all__ = ["SQLITE_MIGRATIONS", "VERSION_TABLE", "MessageSqliteSaver", "MessagesOnce"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS acpkit_messages (
-    thread_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    type TEXT NOT NULL,
-    value BLOB NOT NULL,
-    PRIMARY KEY (thread_id, key)
-);
-"""
+SQLITE_MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (
+        1,
+        # `IF NOT EXISTS`: a file of 2.0 before the table was versioned has it already, as it is.
+        """
+        CREATE TABLE IF NOT EXISTS acpkit_messages (
+            thread_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            type TEXT NOT NULL,
+            value BLOB NOT NULL,
+            PRIMARY KEY (thread_id, key)
+        )
+        """,
+    ),
+)
+"""The message table's schema on SQLite, as numbered steps of one statement each (the Postgres
+saver's are `_message_saver_postgres.MIGRATIONS`): a file at version N gets the steps after N, in
+order, once; a file newer than the last step is refused (`acpkit_core.store.pending_steps`)."""
+
+VERSION_TABLE = "acpkit_langgraph_schema_version"
+"""Where the steps applied are recorded, in the checkpoint file (the same name as on Postgres)."""
+
+_UPGRADE = "upgrade langchain-acp here, or give this agent a state directory of its own (ACPKIT_STATE_DIR)"
 
 _REFS = "__acpkit_message_keys__"
 """The key of the dict that stands for a list of messages in a stored checkpoint: the keys of its
@@ -533,14 +548,45 @@ class MessageSqliteSaver(MessagesOnce, AsyncSqliteSaver):
         self._messages_ready = False
 
     async def setup(self) -> None:
-        """The stock tables, and `acpkit_messages`."""
+        """The stock tables, then `acpkit_messages` (versioned: a newer schema is refused)."""
         await super().setup()
         if not self._messages_ready:
             async with self.lock:
                 if not self._messages_ready:
-                    await self.conn.executescript(_SCHEMA)
-                    await self.conn.commit()
+                    await self._migrate()
                     self._messages_ready = True
+
+    async def _migrate(self) -> None:
+        """Apply the steps of `SQLITE_MIGRATIONS` the file lacks, in one write transaction (processes
+        sharing the file migrate once); `SchemaTooNewError` when a newer langchain-acp migrated it."""
+        conn = self.conn
+        await conn.commit()  # nothing of the stock setup left pending before the transaction
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            await conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE}"
+                " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+            )
+            async with conn.execute(f"SELECT COALESCE(MAX(version), 0) FROM {VERSION_TABLE}") as cursor:
+                row = await cursor.fetchone()
+            current = int(row[0]) if row else 0
+            async with conn.execute("PRAGMA database_list") as cursor:
+                listed = await cursor.fetchone()
+            path = str(listed[2]) if listed and listed[2] else "in memory"
+            steps = pending_steps(
+                current,
+                SQLITE_MIGRATIONS,
+                package="langchain-acp",
+                where=f"the checkpoint database {path}:",
+                upgrade=_UPGRADE,
+            )
+            for version, step in steps:
+                await conn.execute(step)
+                await conn.execute(f"INSERT INTO {VERSION_TABLE} (version) VALUES (?)", (version,))
+        except BaseException:
+            await conn.rollback()
+            raise
+        await conn.commit()
 
     async def _setup_messages(self) -> None:
         await self.setup()

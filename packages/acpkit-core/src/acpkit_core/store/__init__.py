@@ -17,6 +17,7 @@ from .base import (
     TurnBusyError,
     TurnStart,
     default_store_path,
+    pending_steps,
     private_file,
 )
 from .memory import MemoryStore
@@ -45,6 +46,7 @@ __all__ = [
     "default_store_path",
     "migrate",
     "open_store",
+    "pending_steps",
     "private_file",
 ]
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
 
 from ..errors import InvalidCursorError, SessionBusyError, UserError
 from ..json_text import json_text
@@ -48,6 +48,7 @@ __all__ = [
     "dumps_updates",
     "encode_cursor",
     "now_iso",
+    "pending_steps",
     "private_file",
     "session_from_json",
     "session_to_json",
@@ -76,6 +77,29 @@ class StoredSession:
 class SchemaTooNewError(UserError):
     """The store was migrated by a newer ACP Kit: this one does not know its schema, and neither reads
     nor writes it (SQLite and Postgres alike)."""
+
+
+_Step = TypeVar("_Step")
+
+
+def pending_steps(
+    current: int, migrations: Sequence[tuple[int, _Step]], *, package: str, where: str, upgrade: str
+) -> list[tuple[int, _Step]]:
+    """The steps of `migrations` (numbered, in order) a schema at version `current` has not had yet.
+
+    A schema newer than the last step raises [`SchemaTooNewError`][acpkit_core.store.SchemaTooNewError]:
+    this version does not know its tables, and must neither read nor write them. The message reads
+    "`where` `package` tables are at schema version N, newer than this `package`'s (M): `upgrade`".
+    The rule every versioned schema of ACP Kit follows (the Postgres store's, and `langchain-acp`'s
+    message table on SQLite and Postgres); each keeps its own numbering.
+    """
+    latest = migrations[-1][0] if migrations else 0
+    if current > latest:
+        raise SchemaTooNewError(
+            f"{where} {package} tables are at schema version {current}, newer than this {package}'s ({latest}): "
+            f"{upgrade}"
+        )
+    return [(version, step) for version, step in migrations if version > current]
 
 
 class TurnBusyError(SessionBusyError):

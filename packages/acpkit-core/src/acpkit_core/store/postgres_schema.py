@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, LiteralString
 
-from .base import SchemaTooNewError
+from .base import SchemaTooNewError, pending_steps
 from .postgres_log import LOG_BATCH_MIGRATION, LOG_MIGRATION
 from .postgres_rewind import REWIND_MIGRATION
 
@@ -98,13 +98,9 @@ async def migrate(
         await cur.execute(sql.SQL("SELECT COALESCE(MAX(version), 0) FROM {}").format(table))
         row = await cur.fetchone()
         current = int(row[0]) if row else 0
-        if current > latest:
-            raise SchemaTooNewError(
-                f"the database's {package} tables are at schema version {current}, newer than this "
-                f"{package}'s ({latest}): upgrade {package} on this replica"
-            )
-        for version, step in migrations:
-            if version > current:
-                await cur.execute(step)
-                await cur.execute(sql.SQL("INSERT INTO {} (version) VALUES (%s)").format(table), (version,))
+        upgrade = f"upgrade {package} on this replica"
+        steps = pending_steps(current, migrations, package=package, where="the database's", upgrade=upgrade)
+        for version, step in steps:
+            await cur.execute(step)
+            await cur.execute(sql.SQL("INSERT INTO {} (version) VALUES (%s)").format(table), (version,))
     return latest
