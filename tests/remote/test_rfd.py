@@ -241,3 +241,49 @@ async def test_session_scoped_streams(tmp_path: Path) -> None:
             nothing_else = await _until(events, lambda e: "id" in e or e.get("method") != "session/update")
             assert nothing_else.get("id") == 4  # the connection's stream got no update of turn 3
         await http.delete(url, headers=conn)
+
+
+async def test_a_turn_whose_session_stream_closes_ends_on_the_connections_stream(tmp_path: Path) -> None:
+    """The client closes its session's stream mid-turn: the rest of the turn, its answer included,
+    comes on the connection's stream, in order (the answer used to be put on the closed stream, and
+    the client waited for it for ever)."""
+    async with replica(str(tmp_path / "s.sqlite3")) as served, httpx.AsyncClient(timeout=10) as http:
+        url = served.http_url
+        conn = {"Acp-Connection-Id": (await http.post(url, json=INIT)).headers["Acp-Connection-Id"]}
+        accept = {"Accept": "text/event-stream"}
+        async with http.stream("GET", url, headers={**conn, **accept}) as main:
+            events = _events(main.aiter_lines())
+            new = {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                   "params": {"cwd": str(tmp_path), "mcpServers": []}}  # fmt: skip
+            await http.post(url, json=new, headers=conn)
+            sid = (await _until(events, lambda e: e.get("id") == 1))["result"]["sessionId"]
+            session = {**conn, "Acp-Session-Id": sid}
+            async with http.stream("GET", url, headers={**session, **accept}) as own:
+                assert own.status_code == 200
+                script = [{"type": "text", "text": "say a b\nsleep 1\nsay c d"}]
+                turn = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                        "params": {"sessionId": sid, "prompt": script}}  # fmt: skip
+                await http.post(url, json=turn, headers=session)
+                mine = _events(own.aiter_lines())
+                first = [await asyncio.wait_for(_until(mine, _said), 10) for _ in range(2)]
+                assert [e["params"]["update"]["content"]["text"] for e in first] == ["a ", "b"]
+            # The session's stream is closed: what is left of the turn comes on the connection's.
+            rest: list[dict[str, Any]] = []
+
+            async def until_answered() -> None:
+                async for event in events:
+                    rest.append(event)
+                    if event.get("id") == 2:
+                        return
+
+            await asyncio.wait_for(until_answered(), 10)
+            said = [e["params"]["update"]["content"]["text"] for e in rest if _said(e)]
+            assert said == ["c ", "d"] and rest[-1]["result"]["stopReason"] == "end_turn"
+        await http.delete(url, headers=conn)
+
+
+def _said(event: dict[str, Any]) -> bool:
+    """A text chunk of the agent's answer."""
+    if event.get("method") != "session/update":
+        return False
+    return event["params"]["update"]["sessionUpdate"] == "agent_message_chunk"

@@ -29,4 +29,6 @@ class FloodRunner(ScriptedRunner):
         return "end_turn"
 
 
-agent = AcpAgent(FloodRunner(), AgentOptions(name="flood", store=os.environ["REPLICA_STORE"]))
+# Every chunk its own message (`coalesce_ms=0`): the worst case for what a stalled turn keeps, which the
+# memory bound must cover (merged, a million 1-byte chunks would be a few dozen messages).
+agent = AcpAgent(FloodRunner(), AgentOptions(name="flood", store=os.environ["REPLICA_STORE"], coalesce_ms=0))

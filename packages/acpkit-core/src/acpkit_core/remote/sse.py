@@ -10,7 +10,9 @@ may open one session-scoped stream per session (`GET` with `Acp-Session-Id` too)
   request arrived: the session's own stream if the client had opened it, else the connection's.
   A stream is never switched in the middle of a request, so a turn's updates and its answer arrive
   on one stream, in order, even when the client opens the session's stream meanwhile (the ACP SDK's
-  client does so on the first message naming the session);
+  client does so on the first message naming the session); when the client closes the session's
+  stream meanwhile, what that stream had not sent and the rest of the request, answer included,
+  go on the connection's;
 - the answers to every other request (`initialize` aside: its answer is the POST's response) go
   on the connection's stream, and so do `session/load`'s replayed updates unless the client opened
   the session's stream before loading it;
@@ -96,16 +98,23 @@ class SseOutbox:
     def __init__(self, room: _Room, ended: asyncio.Event) -> None:
         self.attached = False
         """True while a `GET` stream reads it."""
+        self.moved_to: SseOutbox | None = None
+        """Where its events go once its stream is gone (the connection's outbox)."""
         self._room = room
         self._ended = ended
         self._items: deque[bytes] = deque()
         self._readable = asyncio.Event()
 
     async def put(self, data: bytes) -> None:
-        """Queue one event; waits while the connection's buffer is full (dropped once the connection ended)."""
+        """Queue one event; waits while the connection's buffer is full (dropped once the connection ended;
+        passed on, after what was waiting, once the stream is gone)."""
         await self._room.take(len(data), self._ended)
         if self._ended.is_set():
             self._room.free(len(data))
+            return
+        if self.moved_to is not None:  # the stream closed while this waited for room
+            self._room.free(len(data))
+            await self.moved_to.put(data)
             return
         self._items.append(data)
         self._readable.set()
@@ -114,12 +123,14 @@ class SseOutbox:
         """Let the stream see that the connection ended."""
         self._readable.set()
 
-    def take_all(self) -> list[bytes]:
-        """Everything waiting (the stream is gone: it goes to another stream)."""
-        items = list(self._items)
-        self._items.clear()
-        self._room.free(sum(map(len, items)))
-        return items
+    def hand_over(self, other: SseOutbox) -> None:
+        """Its stream is gone: what waits goes to `other` (after what waits there), and so does what is put
+        from now on. At once, and within the connection's buffer (both share it): nothing overtakes."""
+        self.moved_to = other
+        if self._items:
+            other._items.extend(self._items)
+            self._items.clear()
+            other._readable.set()
 
     async def events(self) -> AsyncIterator[bytes]:
         """The stream's body: every event waiting in one piece, keepalive comments, until the connection ends.
@@ -204,6 +215,8 @@ class SseRouter:
                 return self.main
             session, stream = entry
             self._unpin(session)
+            if stream is not self.main and self.sessions.get(session) is not stream:
+                return self.main  # the client closed that stream meanwhile: the answer follows the turn's updates
             return stream
         session = _session_of(message)
         if session is None:
@@ -246,8 +259,7 @@ class SseRouter:
         """The session's stream was closed by the client: what it had not taken goes on the connection's."""
         if self.sessions.get(session) is outbox and not outbox.attached:
             del self.sessions[session]
-            for item in outbox.take_all():
-                await self.main.put(item)
+            outbox.hand_over(self.main)
 
     def end(self) -> None:
         """End every stream (after what waits) and drop anything sent from now on."""
