@@ -371,6 +371,11 @@ class AcpTestClient(ClientAnswers):
         asked = len(self.permission_requests)
         self._cancel_events[session_id] = asyncio.Event()
         response = await self.c.prompt(session_id=session_id, prompt=blocks, **dict(meta or {}))
+        # The SDK handles each notification in a task of its own and an answer at once. Over Streamable
+        # HTTP the request's POST can return in the same loop pass that reads the turn's last updates and
+        # its answer from the event stream: this task then runs before the tasks recording those updates.
+        # One pass lets them run (each records its update without waiting).
+        await asyncio.sleep(0)
         return PromptResult(
             response=response,
             updates=self.updates[session_id][seen:],
