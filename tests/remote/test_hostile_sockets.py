@@ -156,32 +156,40 @@ async def test_a_client_that_never_reads_stops_its_turn_and_is_closed(
             await ws.writer.wait_closed()
 
 
+async def _stalled_http_session(
+    served: Any, http: httpx.AsyncClient, cwd: Path
+) -> tuple[dict[str, str], str, asyncio.StreamWriter]:
+    """A Streamable HTTP connection whose event stream is read through a 4 KiB window, and a session on it:
+    its headers, the session id, and the stream's writer (the caller stops reading it)."""
+    host, port = host_port(served.url)
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    conn = {"Acp-Connection-Id": (await http.post(served.http_url, json=init)).headers["Acp-Connection-Id"]}
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, (host, port))
+    reader, writer = await asyncio.open_connection(sock=sock, limit=4096)
+    writer.write(
+        f"GET /acp HTTP/1.1\r\nHost: {host}\r\nAcp-Connection-Id: {conn['Acp-Connection-Id']}\r\n"
+        "Accept: text/event-stream\r\n\r\n".encode()
+    )
+    assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
+    new = {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+           "params": {"cwd": str(cwd), "mcpServers": []}}  # fmt: skip
+    await http.post(served.http_url, json=new, headers=conn)
+    seen = b""
+    while (found := re.search(rb'"id":1,"result":\{"sessionId":"([0-9a-f]+)"', seen)) is None:
+        seen += await reader.read(4096)
+    return conn, found.group(1).decode(), writer
+
+
 async def test_a_streamable_http_client_that_stops_reading_is_closed(tmp_path: Path) -> None:
     """The same over Streamable HTTP: its event stream, read through a 4 KiB window, stops being read."""
     target = Path(__file__).parent / "agents" / "flood_target.py"
     args = ["--idle-timeout", "2", "--outbound-buffer", "64KiB"]
     async with replica(str(tmp_path / "s.sqlite3"), args=args, target=target) as served:
-        host, port = host_port(served.url)
         async with httpx.AsyncClient(timeout=10) as http:
-            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
-            conn = {"Acp-Connection-Id": (await http.post(served.http_url, json=init)).headers["Acp-Connection-Id"]}
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            sock.setblocking(False)
-            await asyncio.get_running_loop().sock_connect(sock, (host, port))
-            reader, writer = await asyncio.open_connection(sock=sock, limit=4096)
-            writer.write(
-                f"GET /acp HTTP/1.1\r\nHost: {host}\r\nAcp-Connection-Id: {conn['Acp-Connection-Id']}\r\n"
-                "Accept: text/event-stream\r\n\r\n".encode()
-            )
-            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
-            new = {"jsonrpc": "2.0", "id": 1, "method": "session/new",
-                   "params": {"cwd": str(tmp_path), "mcpServers": []}}  # fmt: skip
-            await http.post(served.http_url, json=new, headers=conn)
-            seen = b""
-            while (found := re.search(rb'"id":1,"result":\{"sessionId":"([0-9a-f]+)"', seen)) is None:
-                seen += await reader.read(4096)
-            sid = found.group(1).decode()
+            conn, sid, writer = await _stalled_http_session(served, http, tmp_path)
             flood = {"sessionId": sid, "prompt": [{"type": "text", "text": "flood 100000 2000"}]}
             prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": flood}
             posted = await http.post(served.http_url, json=prompt, headers={**conn, "Acp-Session-Id": sid})
@@ -203,3 +211,45 @@ async def test_a_streamable_http_client_that_stops_reading_is_closed(tmp_path: P
         ws.writer.close()
         with contextlib.suppress(OSError):
             await ws.writer.wait_closed()
+
+
+async def test_a_client_that_keeps_cutting_its_session_stream_mid_turn_stays_bounded(tmp_path: Path) -> None:
+    """Over Streamable HTTP, a flooding turn on the session's own stream, which the client cuts mid-turn and
+    then opens and cuts again and again, while it never reads the connection's stream: what the cut stream
+    held, and the rest of the turn, move to the connection's stream within the same outbound buffer, so the
+    server's memory stays flat, the turn waits, and the idle limit closes the connection and cancels the
+    turn; a client on another connection is served meanwhile."""
+    target = Path(__file__).parent / "agents" / "flood_target.py"
+    args = ["--idle-timeout", "3", "--outbound-buffer", "64KiB"]
+    async with (
+        replica(str(tmp_path / "s.sqlite3"), args=args, target=target) as served,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        conn, sid, writer = await _stalled_http_session(served, http, tmp_path)
+        session = {**conn, "Acp-Session-Id": sid, "Accept": "text/event-stream"}
+        before = rss_mib(served.process.pid)
+        async with http.stream("GET", served.http_url, headers=session) as own:
+            assert own.status_code == 200
+            flood = {"sessionId": sid, "prompt": [{"type": "text", "text": "flood 100000 2000"}]}
+            prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": flood}
+            assert (await http.post(served.http_url, json=prompt, headers=session)).status_code == 202
+            read = 0
+            async for piece in own.aiter_bytes():  # some of the turn on the session's stream, then cut
+                read += len(piece)
+                if read > 100_000:
+                    break
+        for _ in range(20):  # the session's stream opened and cut again and again
+            async with http.stream("GET", served.http_url, headers=session) as again:
+                assert again.status_code in (200, 409)
+        grown = rss_mib(served.process.pid) - before
+        assert grown < 32, f"the server grew by {grown:.0f} MiB"  # the 64 KiB buffer, not the flood
+        async with AcpTestClient.connect_url(served.http_url) as honest:
+            await honest.initialize()
+            other = await honest.new_session()
+            assert (await honest.prompt("say served", session_id=other)).text == "served"
+        started = time.monotonic()
+        while b"took nothing for 3 s" not in served.stderr:
+            assert time.monotonic() - started < 15, served.stderr.decode()[-2000:]
+            await asyncio.sleep(0.1)
+        assert b"1 running turn(s) cancelled" in served.stderr
+        writer.transport.abort()
