@@ -69,9 +69,11 @@ class _NullEmitter:
 
 
 async def mapped_stream(tokens: int, runs: int) -> float:
-    """The runner's streaming path (checkpointer, two modes, subgraphs, the mapper) into a null emitter."""
+    """The runner's streaming path (checkpointer, `updates` and the message tap, subgraphs, the mapper)
+    into a null emitter."""
     from acpkit_core.runner.tool_lifecycle import ToolCalls
     from langchain_acp._events import StreamMapper
+    from langchain_acp._message_tap import MessageTap
     from langgraph.checkpoint.memory import InMemorySaver
 
     graph = token_graph(tokens).copy(update={"checkpointer": InMemorySaver()})
@@ -79,14 +81,15 @@ async def mapped_stream(tokens: int, runs: int) -> float:
     best = float("inf")
     for i in range(runs):
         mapper = StreamMapper(emit, ToolCalls(emit))  # type: ignore[arg-type]
+        tap = MessageTap(mapper.feed)  # the messages, from the run's callbacks (as the runner takes them)
         start = time.perf_counter()
-        async for ns, mode, data in graph.astream(
+        async for ns, data in graph.astream(
             {"messages": [HumanMessage(content="go")]},
-            {"configurable": {"thread_id": f"t{i}"}},
-            stream_mode=["messages", "updates"],
+            {"configurable": {"thread_id": f"t{i}"}, "callbacks": [tap]},
+            stream_mode="updates",
             subgraphs=True,
         ):
-            await mapper.feed(ns, mode, data)
+            await tap.updates(ns, data)
         best = min(best, time.perf_counter() - start)
     return best
 

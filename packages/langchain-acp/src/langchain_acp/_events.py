@@ -1,7 +1,9 @@
-"""Graph events to ACP updates: one `(namespace, mode, data)` item of `astream` at a time.
+"""Graph events to ACP updates: one `(namespace, mode, data)` item at a time.
 
-The runner streams a graph with `stream_mode=["messages", "updates"]` and `subgraphs=True` and
-hands every item to [`StreamMapper.feed`][langchain_acp._events.StreamMapper.feed]:
+The runner streams a graph's `updates` (`subgraphs=True`) and takes its messages from the run's
+callbacks as they are made ([`MessageTap`][langchain_acp._message_tap.MessageTap], the items
+LangGraph's `messages` stream mode would give); both go to
+[`StreamMapper.feed`][langchain_acp._events.StreamMapper.feed], in the order the run made them:
 
 - `messages`: AI message chunks -> text (`agent_message_chunk`), reasoning (`agent_thought_chunk`),
   tool-call chunks -> `tool_call` as soon as the name is known, updated as the arguments complete;

@@ -7,7 +7,8 @@
 - input: one `HumanMessage` rendered from the prompt IR;
 - memory: the graph's own checkpointer, or an embedded one; the thread id is the ACP session id;
 - rewind: each run's checkpoints carry the prompt's id, so `/rewind` finds where a prompt began (`_rewind`);
-- streaming: `astream(stream_mode=["messages", "updates"], subgraphs=True)` through
+- streaming: `astream(stream_mode="updates", subgraphs=True)` and the run's messages as it makes
+  them ([`MessageTap`][langchain_acp._message_tap.MessageTap]) through
   [`StreamMapper`][langchain_acp._events.StreamMapper], tool runs through
   [`AcpCallbackHandler`][langchain_acp.AcpCallbackHandler];
 - approvals: LangChain's human-in-the-loop interrupts become permission requests;
@@ -58,6 +59,7 @@ from ._gate import RequestLimitReached, gated_graph
 from ._history import answer_unanswered, messages_of, remember_unstarted, was_stopped
 from ._mcp import MCP_SERVER_METADATA, McpTools
 from ._mcp_middleware import MCP_MIDDLEWARE_NAME
+from ._message_tap import MessageTap
 from ._model_middleware import has_model_middleware
 from ._permission_middleware import AcpPermissionMiddleware
 from ._render import to_human_message
@@ -398,11 +400,20 @@ class LangGraphRunner:
             session_id=session.id,
         )
         handler = AcpCallbackHandler(binding=binding, stream_tokens=False, fallback_notices=True)
+        mapper = StreamMapper(
+            turn.emit,
+            tracker,
+            turn=turn,
+            projections={**DEFAULT_STATE_UPDATES, **(self.state_updates or {})},
+            seen=self._state_seen.setdefault(session.id, {}),
+        )
+        tap = MessageTap(mapper.feed)
         config: RunnableConfig = {
             **(self.config or {}),
             "configurable": {**(self.config or {}).get("configurable", {}), "thread_id": state.thread_id},
             "callbacks": [
                 *handler.handlers(),
+                tap,
                 *cast(list[Any], (self.config or {}).get("callbacks") or []),
             ],
             # Copied into each checkpoint the turn writes: a rewind finds where the prompt started.
@@ -423,15 +434,8 @@ class LangGraphRunner:
         # Cancellation is the server's: on `session/cancel` it cancels this task, which stops the graph.
         token = current_binding.set(binding)
         try:
-            mapper = StreamMapper(
-                turn.emit,
-                tracker,
-                turn=turn,
-                projections={**DEFAULT_STATE_UPDATES, **(self.state_updates or {})},
-                seen=self._state_seen.setdefault(session.id, {}),
-            )
             try:
-                return await self._drive(graph, turn, config, mapper, tracker)
+                return await self._drive(graph, turn, config, mapper, tap, tracker)
             finally:  # a compaction the run started and did not finish ends with it
                 await mapper.end_compaction("cancelled" if turn.cancelled else "failed")
         except asyncio.CancelledError:
@@ -463,7 +467,13 @@ class LangGraphRunner:
             replace(state, start=start).store(session.state)
 
     async def _drive(
-        self, graph: Graph, turn: Turn, config: RunnableConfig, mapper: StreamMapper, tracker: ToolCalls
+        self,
+        graph: Graph,
+        turn: Turn,
+        config: RunnableConfig,
+        mapper: StreamMapper,
+        tap: MessageTap,
+        tracker: ToolCalls,
     ) -> StopReason:
         state = turn.session.state
         unanswered = answer_unanswered(state, await _committed_messages(graph, config)) if was_stopped(state) else []
@@ -474,12 +484,13 @@ class LangGraphRunner:
                 stream: Any = graph.astream(  # pyright: ignore[reportUnknownMemberType]
                     run_input,
                     config,
-                    stream_mode=["messages", "updates"],
+                    stream_mode="updates",
                     subgraphs=True,
                     durability=self.durability,
                 )
-                async for namespace, mode, data in stream:
-                    await mapper.feed(namespace, mode, data)
+                async for namespace, data in stream:
+                    await tap.updates(namespace, data)
+                await tap.drained()
                 self.embedded.settle(_checkpointer_of(graph), str(config.get("configurable", {})["thread_id"]))
             except RequestLimitReached as reached:
                 remember_unstarted(state, tracker.unstarted_ids())

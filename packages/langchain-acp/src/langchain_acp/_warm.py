@@ -47,6 +47,7 @@ async def _run() -> None:
     from langsmith.run_helpers import tracing_context  # pyright: ignore[reportUnknownVariableType]
 
     from ._callbacks import AcpCallbackHandler
+    from ._message_tap import MessageTap
 
     def chunks() -> Iterator[ChatGenerationChunk]:
         yield ChatGenerationChunk(message=AIMessageChunk(content="warm"))
@@ -72,17 +73,21 @@ async def _run() -> None:
             for chunk in chunks():
                 yield chunk
 
+    async def nowhere(namespace: tuple[str, ...], mode: str, data: Any) -> None:
+        pass
+
     graph: Any = create_agent(WarmUpModel(), tools=[], checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownVariableType]
     handler = AcpCallbackHandler(stream_tokens=False)
-    config: Any = {"configurable": {"thread_id": "warm-up"}, "callbacks": handler.handlers()}
+    tap = MessageTap(nowhere)
+    config: Any = {"configurable": {"thread_id": "warm-up"}, "callbacks": [*handler.handlers(), tap]}
     # Never traced: with LangSmith tracing on (LANGSMITH_TRACING), it would record a run nobody made.
     with tracing_context(enabled=False):
         stream: Any = graph.astream(
             {"messages": [HumanMessage(content="warm up")]},
             config,
-            stream_mode=["messages", "updates"],
+            stream_mode="updates",
             subgraphs=True,
             durability="exit",
         )
-        async for _ in stream:
-            pass
+        async for namespace, data in stream:
+            await tap.updates(namespace, data)
