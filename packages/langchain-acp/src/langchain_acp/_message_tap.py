@@ -69,6 +69,21 @@ def _values(obj: Any) -> Sequence[Any]:
     return ()
 
 
+def _ids_in(inputs: Any) -> set[str]:
+    """The ids of the messages in a node's input."""
+    ids: set[str] = set()
+    for value in _values(inputs):
+        items = (
+            [value]
+            if isinstance(value, BaseMessage)
+            else cast(Sequence[Any], value)
+            if isinstance(value, Sequence) and not isinstance(value, str)
+            else ()
+        )
+        ids.update(m.id for m in items if isinstance(m, BaseMessage) and m.id is not None)
+    return ids
+
+
 def _messages_of(response: Any) -> list[BaseMessage]:
     """The messages a node returned (alone, in a list, in its state values, in `Command` updates)."""
     if isinstance(response, Command):
@@ -94,7 +109,11 @@ class _Runs:
 
     def __init__(self) -> None:
         self.runs: dict[UUID, _Meta] = {}
+        """The model runs followed."""
+        self.nodes: dict[UUID, tuple[_Meta, Any]] = {}
+        """The graph nodes running, with their input."""
         self.seen: set[str] = set()
+        """The ids of the messages handed over."""
 
     def fresh(self, message: BaseMessage, *, dedupe: bool) -> bool:
         """True when `message` is to be handed over (and now counts as handed over)."""
@@ -132,22 +151,26 @@ class _Runs:
         self, run_id: UUID, inputs: Any, tags: list[str] | None, metadata: dict[str, Any] | None, name: Any
     ) -> None:
         if metadata and name == metadata.get("langgraph_node") and (not tags or TAG_HIDDEN not in tags):
-            self.runs[run_id] = (graph_namespace(metadata), metadata)
-            for value in _values(inputs):
-                items = (
-                    [value]
-                    if isinstance(value, BaseMessage)
-                    else cast(Sequence[Any], value)
-                    if isinstance(value, Sequence) and not isinstance(value, str)
-                    else ()
-                )
-                self.seen.update(m.id for m in items if isinstance(m, BaseMessage) and m.id is not None)
+            self.nodes[run_id] = ((graph_namespace(metadata), metadata), inputs)
 
     def node_ended(self, run_id: UUID, outputs: Any) -> list[tuple[_Meta, BaseMessage]]:
-        meta = self.runs.pop(run_id, None)
-        if meta is None:
+        found = self.nodes.pop(run_id, None)
+        if found is None:
             return []
-        return [(meta, m) for m in _messages_of(outputs) if self.fresh(m, dedupe=True)]
+        meta, inputs = found
+        given: set[str] | None = None
+        fresh: list[tuple[_Meta, BaseMessage]] = []
+        for message in _messages_of(outputs):
+            # A message the node was given is not its own (a node may return the history it kept).
+            # Only a message with an id not handed over yet can be one: the node's input is read
+            # then, once (a tool's result has no id yet; a model's answer was handed over as it streamed).
+            if message.id is not None and message.id not in self.seen:
+                given = _ids_in(inputs) if given is None else given
+                if message.id in given:
+                    continue
+            if self.fresh(message, dedupe=True):
+                fresh.append((meta, message))
+        return fresh
 
 
 class _ByThread:
@@ -270,9 +293,10 @@ class MessageTap(BaseCallbackHandler):
 
     def _forget(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._runs.runs.pop(run_id, None)
+        self._runs.nodes.pop(run_id, None)
 
     async def _forget_on_loop(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._runs.runs.pop(run_id, None)
+        self._forget(error, run_id=run_id)
 
     def _node_started(
         self, serialized: Any, inputs: Any, *, run_id: UUID, tags: Any = None, metadata: Any = None, **kwargs: Any
