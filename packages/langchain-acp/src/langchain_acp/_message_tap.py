@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 from uuid import UUID, uuid4
@@ -223,6 +224,7 @@ class MessageTap(BaseCallbackHandler):
         self._lock = asyncio.Lock()
         self._runs = _Runs()
         self._forwarded: set[concurrent.futures.Future[None]] = set()
+        self._closed = False
 
     async def _give(self, namespace: tuple[str, ...], mode: str, data: Any) -> None:
         """One item to `feed`, in turn (the lock serves its waiters first come, first served)."""
@@ -239,7 +241,18 @@ class MessageTap(BaseCallbackHandler):
     async def drained(self) -> None:
         """Wait until every message handed over from another thread or loop has been fed."""
         while self._forwarded:
-            await asyncio.wrap_future(self._forwarded.pop())
+            try:
+                future = self._forwarded.pop()
+            except KeyError:  # done meanwhile (its done callback took it)
+                break
+            await asyncio.wrap_future(future)
+
+    def close(self) -> None:
+        """Drop what is still being handed over from another thread or loop (the turn is over)."""
+        self._closed = True
+        while self._forwarded:
+            with contextlib.suppress(KeyError):  # taken meanwhile by `drained` or its done callback
+                self._forwarded.pop().cancel()
 
     async def _hand(self, found: list[tuple[_Meta, BaseMessage]]) -> None:
         if asyncio.get_running_loop() is not self._loop:  # a loop of the run's own (`asyncio.run` in a node)
@@ -251,6 +264,8 @@ class MessageTap(BaseCallbackHandler):
     def _forward(self, found: list[tuple[_Meta, BaseMessage]]) -> None:
         """Hand messages over from another thread or loop without waiting (the tap's loop may be
         waiting for the caller): each in a task of the tap's loop, started in order, fed in turn."""
+        if self._closed:  # a sync node's thread goes on after its run was stopped
+            return
         for meta, message in found:
             future = asyncio.run_coroutine_threadsafe(self._give(meta[0], "messages", (message, meta[1])), self._loop)
             self._forwarded.add(future)

@@ -437,6 +437,7 @@ class LangGraphRunner:
             try:
                 return await self._drive(graph, turn, config, mapper, tap, tracker)
             finally:  # a compaction the run started and did not finish ends with it
+                tap.close()  # a stopped run's messages still on their way from a thread are not the turn's
                 await mapper.end_compaction("cancelled" if turn.cancelled else "failed")
         except asyncio.CancelledError:
             remember_unstarted(session.state, tracker.unstarted_ids())
