@@ -32,7 +32,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, LLMResul
 from langgraph.constants import TAG_HIDDEN, TAG_NOSTREAM
 from langgraph.types import Command
 
-from ._threads import running_loop
+from ._threads import ModelAndNodeEventsOnly, running_loop
 
 __all__ = ["MessageTap", "graph_namespace"]
 
@@ -188,7 +188,7 @@ class _ByThread:
         return (self._on_loop if running_loop() is not None else self._in_thread).__get__(tap, owner)
 
 
-class MessageTap(BaseCallbackHandler):
+class MessageTap(ModelAndNodeEventsOnly, BaseCallbackHandler):
     """Hands a run's messages to `feed` as they are made (see the module); the runner feeds the
     items of its stream's `updates` through `updates`, in turn with them."""
 
@@ -196,26 +196,6 @@ class MessageTap(BaseCallbackHandler):
     """In the run's own task, in order."""
     raise_error = True
     """A message that could not be handed over fails the run, as it would fail the stream."""
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Not for tool events."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Not for retriever events."""
-        return True
-
-    @property
-    def ignore_retry(self) -> bool:
-        """Not for retries."""
-        return True
-
-    @property
-    def ignore_custom_event(self) -> bool:
-        """Not for custom events."""
-        return True
 
     def __init__(self, feed: Feed) -> None:
         """Hand every message of the runs this handler sees to `feed`, on the loop running now."""

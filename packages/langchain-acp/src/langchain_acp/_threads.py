@@ -6,7 +6,7 @@ import asyncio
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-__all__ = ["ModelEventsOnly", "ThreadToolTwin", "ToolEventsOnly", "running_loop"]
+__all__ = ["ModelAndNodeEventsOnly", "ModelEventsOnly", "ThreadToolTwin", "ToolEventsOnly", "running_loop"]
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
@@ -41,14 +41,9 @@ class ToolEventsOnly:
         return True
 
 
-class ModelEventsOnly:
-    """A callback handler that hears model events only: LangChain would otherwise run its coroutines
-    for every chain, tool, retriever, retry and custom event too."""
-
-    @property
-    def ignore_chain(self) -> bool:
-        """Not for chain events."""
-        return True
+class ModelAndNodeEventsOnly:
+    """A callback handler that hears model and chain (graph node) events only: LangChain would
+    otherwise run its coroutines for every tool, retriever, retry and custom event too."""
 
     @property
     def ignore_agent(self) -> bool:
@@ -68,6 +63,15 @@ class ModelEventsOnly:
     @property
     def ignore_custom_event(self) -> bool:
         """Not for custom events."""
+        return True
+
+
+class ModelEventsOnly(ModelAndNodeEventsOnly):
+    """A callback handler that hears model events only (no chain events either)."""
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not for chain events."""
         return True
 
 
